@@ -1,0 +1,11 @@
+//! One module per subcommand: `Args` (clap) and `run(args, global)`.
+
+pub mod check;
+pub mod conns;
+pub mod doctor;
+pub mod enable;
+pub mod lab;
+pub mod metrics;
+pub mod rollback;
+pub mod sim;
+pub mod verify;

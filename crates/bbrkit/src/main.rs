@@ -1,0 +1,129 @@
+//! `bbrkit`: the command-line front end.
+//!
+//! Owns argument parsing, human tables, `--json` documents, progress bars and
+//! plots. Must never hold logic that a library crate should own: every command
+//! module in `cmd/` turns flags into a library call and renders the result.
+//!
+//! Exit codes (the CLI contract in `docs/cli.md`): 0 success, 1 a check ran and
+//! found a problem, 2 usage error or failure to run. Errors are one line on
+//! stderr, `bbrkit: ...`, with the cause chain.
+
+mod cmd;
+#[allow(dead_code)] // used by `sim` and `lab` as they land
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Enable, verify, measure and watch TCP BBR on Linux servers.
+#[derive(Debug, Parser)]
+#[command(name = "bbrkit", version, about, propagate_version = true)]
+struct Cli {
+    /// Print exactly one JSON document on stdout instead of human output.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// What this kernel offers: congestion control, BBR, qdiscs, containers.
+    Check(cmd::check::Args),
+    /// Persist and apply BBR (+ fq where the kernel has it), recording a before-image.
+    Enable(cmd::enable::Args),
+    /// Prove BBR is active: sysctl, module, live sockets, qdiscs, boot persistence.
+    Verify(cmd::verify::Args),
+    /// Restore exactly what `enable` changed.
+    Rollback(cmd::rollback::Args),
+    /// Explain every known pitfall found on this host, with evidence and the fix.
+    Doctor(cmd::doctor::Args),
+    /// Kernel CUBIC vs BBR in throwaway network namespaces with delay, loss and rate limits.
+    Lab(cmd::lab::Args),
+    /// Simulate Reno, CUBIC, BBRv1/v2/v3 on a bottleneck path (no root needed).
+    Sim(cmd::sim::Args),
+    /// Live TCP connections with their algorithm, cwnd, RTT and rates (like `ss -tin`).
+    Conns(cmd::conns::Args),
+    /// Prometheus text exposition of the host's congestion-control state.
+    Metrics(cmd::metrics::Args),
+}
+
+/// Options every command shares.
+#[derive(Debug, Clone, Copy)]
+pub struct Global {
+    /// `--json`: one JSON document on stdout.
+    pub json: bool,
+}
+
+/// How a command that ran to completion ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0: success, everything verified.
+    Ok,
+    /// Exit 1: a check ran and found a problem.
+    Problem,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let global = Global { json: cli.json };
+    let result = match cli.command {
+        Command::Check(a) => cmd::check::run(a, global),
+        Command::Enable(a) => cmd::enable::run(a, global),
+        Command::Verify(a) => cmd::verify::run(a, global),
+        Command::Rollback(a) => cmd::rollback::run(a, global),
+        Command::Doctor(a) => cmd::doctor::run(a, global),
+        Command::Lab(a) => cmd::lab::run(a, global),
+        Command::Sim(a) => cmd::sim::run(a, global),
+        Command::Conns(a) => cmd::conns::run(a, global),
+        Command::Metrics(a) => cmd::metrics::run(a, global),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Problem) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("bbrkit: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Clap's own errors become the contract's one-line `bbrkit: ...` + exit 2;
+/// `--help` and `--version` print as usual and exit 0.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let line = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("bbrkit: {line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints `value` as the command's single JSON document.
+pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    println!("{text}");
+    Ok(())
+}
