@@ -1,0 +1,96 @@
+//! The controller interface, shaped like Linux `struct tcp_congestion_ops`.
+//!
+//! The transport (the simulator, or any userspace TCP-like sender) calls:
+//!
+//! ```text
+//!  per ACK ─┬─ pkts_acked(tcp, sample)              if new data was (S)ACKed
+//!           ├─ [set_state(tcp, Recovery|Loss|Open)]  on recovery entry/exit
+//!           └─ tcp_cong_control:
+//!                 has_cong_control()? ── yes ──► cong_control(tcp, rate_sample)      (BBR)
+//!                        │ no
+//!                        ├─ in cwnd reduction? ──► transport runs PRR (RFC 6937)     (Reno, CUBIC)
+//!                        └─ else cwnd-limited? ──► cong_avoid(tcp, ack, acked)
+//!  on recovery entry / RTO ─► ssthresh(tcp) (before set_state)
+//!  on spurious recovery ────► undo_cwnd(tcp)
+//!  on events ───────────────► cwnd_event(tcp, TxStart | CwndRestart | Loss | EcnIsCe | ...)
+//! ```
+//!
+//! Outputs live in [`Tcp`]: `snd_cwnd`, `snd_ssthresh` and (for controllers
+//! that pace) `pacing_rate`; [`CongestionControl::tso_segs`] gives the send
+//! quantum; [`CongestionControl::status`] the state for tracing.
+
+use crate::rate::RateSample;
+use crate::tcp::{AckSample, CaEvent, CaState, Tcp};
+use crate::time::Duration;
+
+/// A snapshot of a controller's model for tracing, `bbrkit sim --timeseries`
+/// and `tcp_bbr_info`-like reports. Fields a controller does not have are `None`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Status {
+    /// State machine state, e.g. `"slow_start"`, `"startup"`, `"probe_bw_up"`.
+    pub state: &'static str,
+    /// Bottleneck bandwidth estimate, bits per second.
+    pub bw_bps: Option<u64>,
+    /// The controller's min RTT estimate.
+    pub min_rtt: Option<Duration>,
+    /// Current pacing gain (1.0 = pace at the bandwidth estimate).
+    pub pacing_gain: Option<f64>,
+    /// Current cwnd gain.
+    pub cwnd_gain: Option<f64>,
+    /// BBRv2/v3 long-term inflight bound (`inflight_hi`), packets.
+    pub inflight_hi: Option<u32>,
+    /// BBRv2/v3 short-term inflight bound (`inflight_lo`), packets.
+    pub inflight_lo: Option<u32>,
+    /// BBRv2/v3 short-term bandwidth bound (`bw_lo`), bits per second.
+    pub bw_lo_bps: Option<u64>,
+    /// BBRv1 long-term (policer) bandwidth in use, bits per second.
+    pub lt_bw_bps: Option<u64>,
+}
+
+/// A TCP congestion controller (Linux `struct tcp_congestion_ops`).
+///
+/// Construction corresponds to `ops->init`. Every method receives the
+/// transport state `tcp` with `tcp.now` set to the current time.
+pub trait CongestionControl {
+    /// The kernel's name for the algorithm (`"reno"`, `"cubic"`, `"bbr"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Whether this controller implements `cong_control` (owns cwnd and
+    /// pacing on every ACK, like BBR) rather than `cong_avoid`.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `ops->cong_control`: called once per ACK with its rate sample.
+    fn cong_control(&mut self, _tcp: &mut Tcp, _rs: &RateSample) {}
+
+    /// `ops->cong_avoid`: grow cwnd on an ACK outside cwnd reduction.
+    /// `ack` is the cumulative ACK (bytes), `acked` the packets newly (S)ACKed.
+    fn cong_avoid(&mut self, _tcp: &mut Tcp, _ack: u64, _acked: u32) {}
+
+    /// `ops->pkts_acked`: per-ACK timing information (HyStart uses it).
+    fn pkts_acked(&mut self, _tcp: &mut Tcp, _sample: &AckSample) {}
+
+    /// `ops->ssthresh`: the slow-start threshold to use on entering
+    /// recovery or loss, in packets.
+    fn ssthresh(&mut self, tcp: &mut Tcp) -> u32;
+
+    /// `ops->undo_cwnd`: the cwnd to restore after a spurious reduction.
+    fn undo_cwnd(&mut self, tcp: &mut Tcp) -> u32;
+
+    /// `ops->set_state`: the transport changed `ca_state` to `new_state`
+    /// (called before `tcp.ca_state` is updated, as in Linux).
+    fn set_state(&mut self, _tcp: &mut Tcp, _new_state: CaState) {}
+
+    /// `ops->cwnd_event`.
+    fn cwnd_event(&mut self, _tcp: &mut Tcp, _event: CaEvent) {}
+
+    /// `ops->tso_segs` / `min_tso_segs`: how many packets to send in one
+    /// burst (the send quantum); `None` = the transport's default autosizing.
+    fn tso_segs(&self, _tcp: &Tcp) -> Option<u32> {
+        None
+    }
+
+    /// The controller's state for tracing.
+    fn status(&self, tcp: &Tcp) -> Status;
+}

@@ -1,0 +1,1 @@
+//! Windowed min/max filters (placeholder: being written; see issue 3).

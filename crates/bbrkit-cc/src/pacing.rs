@@ -1,0 +1,1 @@
+//! Pacing-rate math (placeholder: being written; see issue 3).
