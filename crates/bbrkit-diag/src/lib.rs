@@ -1,6 +1,63 @@
 //! What the host's TCP is doing now: a socket census through sock_diag netlink
 //! (`inet_diag` with `INET_DIAG_INFO`, `INET_DIAG_CONG`, `INET_DIAG_BBRINFO`),
-//! tolerant `tcp_info` / `tcp_bbr_info` parsing, and the nstat counters of
-//! `/proc/net/snmp` and `/proc/net/netstat`.
+//! tolerant `tcp_info` / `tcp_bbr_info` parsing, the nstat counters of
+//! `/proc/net/snmp` and `/proc/net/netstat`, and Prometheus text exposition.
 //!
-//! Must never change anything on the host: it only reads.
+//! Must never change anything on the host: it only reads. Must never depend on
+//! `bbrkit-host` (the dependency goes the other way).
+//!
+//! # Census
+//!
+//! ```no_run
+//! use bbrkit_diag::{census, Filter, TcpState, StateSet};
+//!
+//! // Every established TCP socket, IPv4 and IPv6, with tcp_info and BBR info.
+//! let filter = Filter { states: StateSet::empty().with(TcpState::Established), ..Filter::default() };
+//! for s in census(&filter)? {
+//!     let cwnd = s.tcp_info.as_ref().and_then(|t| t.snd_cwnd);
+//!     println!("{} {} -> {} cc={:?} cwnd={cwnd:?}", s.state, s.local, s.remote, s.cc);
+//!     if let Some(bbr) = &s.bbr {
+//!         println!("  BBRv{} bw={} B/s", bbr.version(), bbr.bw_bytes_per_second);
+//!     }
+//! }
+//! # Ok::<(), bbrkit_diag::DiagError>(())
+//! ```
+//!
+//! * [`census`] opens a `NETLINK_SOCK_DIAG` socket **in the calling thread's
+//!   network namespace** and dumps IPv4 then IPv6 TCP sockets. To look into
+//!   another namespace, call it from a thread that has `setns(2)`-ed there.
+//! * Each [`Socket`] has its [`TcpState`] (`Display` gives the kernel name,
+//!   e.g. `ESTABLISHED`), local/remote [`std::net::SocketAddr`], uid, inode,
+//!   cookie, the algorithm name `cc` (`None` for TIME_WAIT and request
+//!   sockets, which have no congestion control), the parsed [`TcpInfo`]
+//!   (`None` for those mini-sockets) and [`BbrInfo`] (only for BBR sockets).
+//! * Sockets need no privilege to be listed; all users see all sockets of the
+//!   namespace.
+//!
+//! # Tolerance (as `ss` does it)
+//!
+//! * `tcp_info` of any length decodes: fields beyond the payload are `None`,
+//!   bytes beyond the fields known here are ignored ([`TcpInfo::unknown_tail`]).
+//! * `tcp_bbr_info` of 20 bytes is BBRv1; 40+ bytes carries `bbr_version` at
+//!   byte 39; 52 bytes adds the v3 model ([`BbrV3Model`]). Fewer than 20 bytes
+//!   leaves `bbr` at `None` and records a warning on the socket.
+//! * Netlink framing that does not fit its buffer is an error
+//!   ([`DiagError::Malformed`]), never a panic or a silent skip.
+
+mod bbr_info;
+mod census;
+mod error;
+pub mod nstat;
+pub mod prom;
+mod socket;
+mod state;
+pub mod summary;
+mod tcp_info;
+pub mod wire;
+
+pub use bbr_info::{BbrInfo, BbrV3Model};
+pub use census::{Filter, census, dump_raw};
+pub use error::DiagError;
+pub use socket::{Family, Socket};
+pub use state::{StateSet, TcpState};
+pub use tcp_info::{KNOWN_LEN as TCP_INFO_KNOWN_LEN, TcpInfo};

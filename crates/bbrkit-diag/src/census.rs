@@ -1,0 +1,188 @@
+//! Taking a census: one `NETLINK_SOCK_DIAG` socket, a dump per address family,
+//! every answer decoded by `wire` and filtered by a [`Filter`].
+//!
+//! Owns the netlink conversation. The netlink socket is opened in the network
+//! namespace of the calling *thread*, so the census describes that namespace.
+//! Must never change anything: it only sends dump requests.
+
+use netlink_sys::{Socket as NlSocket, SocketAddr as NlAddr, protocols::NETLINK_SOCK_DIAG};
+
+use crate::wire::{self, AF_INET, AF_INET6, Progress};
+use crate::{DiagError, Socket, StateSet};
+
+/// Which sockets a census reports. `Filter::default()` is every TCP socket
+/// (all states, IPv4 and IPv6) with details (`tcp_info`, algorithm, BBR info).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    /// States to report; applied by the kernel.
+    pub states: StateSet,
+    /// Include IPv4 sockets.
+    pub ipv4: bool,
+    /// Include IPv6 sockets (IPv4-mapped dual-stack sockets are reported here).
+    pub ipv6: bool,
+    /// Only sockets whose local *or* remote port is this.
+    pub port: Option<u16>,
+    /// Only sockets whose congestion-control algorithm is this name.
+    pub cc: Option<String>,
+    /// Ask for `INET_DIAG_INFO` and BBR info (the algorithm name is always asked for).
+    pub details: bool,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter {
+            states: StateSet::ALL,
+            ipv4: true,
+            ipv6: true,
+            port: None,
+            cc: None,
+            details: true,
+        }
+    }
+}
+
+impl Filter {
+    /// Whether `s` passes the user-space part of the filter (port, algorithm).
+    /// States and families are filtered by the kernel request.
+    pub fn matches(&self, s: &Socket) -> bool {
+        if let Some(p) = self.port
+            && s.local.port() != p
+            && s.remote.port() != p
+        {
+            return false;
+        }
+        match &self.cc {
+            Some(cc) => s.cc.as_deref() == Some(cc.as_str()),
+            None => true,
+        }
+    }
+}
+
+/// Every TCP socket of the calling thread's network namespace that passes
+/// `filter`, IPv4 first, in kernel order.
+///
+/// An IPv6 dump refused with `ENOENT`/`EINVAL`/`EAFNOSUPPORT` (kernel without
+/// IPv6) yields no IPv6 sockets rather than an error.
+pub fn census(filter: &Filter) -> Result<Vec<Socket>, DiagError> {
+    let mut out = Vec::new();
+    let mut conn = Conn::open()?;
+    if filter.ipv4 {
+        conn.dump(AF_INET, "IPv4", filter, &mut |s| {
+            if filter.matches(&s) {
+                out.push(s);
+            }
+        })?;
+    }
+    if filter.ipv6 {
+        let r = conn.dump(AF_INET6, "IPv6", filter, &mut |s| {
+            if filter.matches(&s) {
+                out.push(s);
+            }
+        });
+        match r {
+            Err(DiagError::Kernel { ref source, .. })
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::ENOENT | libc::EINVAL | libc::EAFNOSUPPORT)
+                ) => {}
+            r => r?,
+        }
+    }
+    Ok(out)
+}
+
+/// The raw datagrams of one dump, as the kernel sent them (for capturing test
+/// fixtures and debugging; see `examples/capture.rs`).
+pub fn dump_raw(family_v6: bool, filter: &Filter) -> Result<Vec<Vec<u8>>, DiagError> {
+    let mut conn = Conn::open()?;
+    let (af, name) = if family_v6 {
+        (AF_INET6, "IPv6")
+    } else {
+        (AF_INET, "IPv4")
+    };
+    conn.send(af, filter)?;
+    let mut frames = Vec::new();
+    loop {
+        let n = conn.recv()?;
+        let frame = conn.buf[..n].to_vec();
+        let progress = wire::parse_datagram(&frame, name, &mut |_| {})?;
+        frames.push(frame);
+        if progress == Progress::Done {
+            return Ok(frames);
+        }
+    }
+}
+
+/// Receive buffer: larger than the 32 KiB the kernel puts in one dump datagram.
+const RECV_BUF: usize = 64 * 1024;
+
+struct Conn {
+    sock: NlSocket,
+    buf: Vec<u8>,
+    seq: u32,
+}
+
+impl Conn {
+    fn open() -> Result<Conn, DiagError> {
+        let nl = |context| move |source| DiagError::Netlink { context, source };
+        let sock = NlSocket::new(NETLINK_SOCK_DIAG).map_err(nl("open socket"))?;
+        sock.connect(&NlAddr::new(0, 0))
+            .map_err(nl("connect to the kernel"))?;
+        Ok(Conn {
+            sock,
+            buf: vec![0; RECV_BUF],
+            seq: 0,
+        })
+    }
+
+    fn send(&mut self, family: u8, filter: &Filter) -> Result<(), DiagError> {
+        self.seq += 1;
+        let req = wire::dump_request(family, filter.states, filter.details, self.seq);
+        self.sock
+            .send(&req, 0)
+            .map_err(|source| DiagError::Netlink {
+                context: "send dump request",
+                source,
+            })?;
+        Ok(())
+    }
+
+    fn recv(&mut self) -> Result<usize, DiagError> {
+        loop {
+            let mut slice: &mut [u8] = &mut self.buf[..];
+            match self.sock.recv(&mut slice, 0) {
+                Ok(n) if n > RECV_BUF => {
+                    return Err(DiagError::Malformed {
+                        what: "datagram",
+                        offset: 0,
+                        detail: format!("{n} bytes exceed the {RECV_BUF}-byte receive buffer"),
+                    });
+                }
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(DiagError::Netlink {
+                        context: "receive dump",
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    fn dump(
+        &mut self,
+        family: u8,
+        name: &'static str,
+        filter: &Filter,
+        sink: &mut dyn FnMut(Socket),
+    ) -> Result<(), DiagError> {
+        self.send(family, filter)?;
+        loop {
+            let n = self.recv()?;
+            if wire::parse_datagram(&self.buf[..n], name, sink)? == Progress::Done {
+                return Ok(());
+            }
+        }
+    }
+}

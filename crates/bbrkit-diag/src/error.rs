@@ -1,0 +1,71 @@
+//! The one error type of `bbrkit-diag`.
+//!
+//! Owns the wording of every failure the library can report. Must never hide
+//! the cause: each variant carries the path, errno or byte offset involved.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while taking a census or reading counters.
+#[derive(Debug, thiserror::Error)]
+pub enum DiagError {
+    /// The `NETLINK_SOCK_DIAG` socket could not be opened, bound or used.
+    #[error("sock_diag netlink: {context}: {source}")]
+    Netlink {
+        /// What was being done (`open socket`, `send dump request`, ...).
+        context: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel answered a dump request with an error (`NLMSG_ERROR`).
+    #[error("sock_diag dump of {family} sockets refused by the kernel: {source}")]
+    Kernel {
+        /// `IPv4` or `IPv6`.
+        family: &'static str,
+        /// The errno the kernel returned, as an OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A netlink message or attribute does not fit in the bytes that carry it.
+    #[error("malformed sock_diag message: {what} at byte {offset}: {detail}")]
+    Malformed {
+        /// The structure being decoded (`nlmsghdr`, `rtattr`, `inet_diag_msg`).
+        what: &'static str,
+        /// Byte offset of the structure inside the buffer that was parsed.
+        offset: usize,
+        /// Human explanation (`length 400 exceeds the 120 bytes left`).
+        detail: String,
+    },
+    /// A fixed-size kernel structure arrived shorter than its minimum size.
+    #[error("{what} truncated: {got} bytes, need at least {need}")]
+    Truncated {
+        /// The structure (`tcp_bbr_info`, `inet_diag_msg`).
+        what: &'static str,
+        /// Minimum size in bytes.
+        need: usize,
+        /// Bytes actually present.
+        got: usize,
+    },
+    /// A counters file under `/proc` could not be read.
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A counters file does not have the nstat "table" format.
+    #[error("{}: line {line}: {detail}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A user-supplied name (TCP state, metric name) is not valid.
+    #[error("{0}")]
+    Invalid(String),
+}

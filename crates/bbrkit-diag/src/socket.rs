@@ -1,0 +1,58 @@
+//! One TCP socket as the census reports it.
+//!
+//! Owns the [`Socket`] record. Must never hold anything that was not read from
+//! the kernel's answer (no derived statistics; see `summary`).
+
+use std::net::SocketAddr;
+
+use crate::{BbrInfo, TcpInfo, TcpState};
+
+/// Address family of a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `AF_INET`.
+    V4,
+    /// `AF_INET6` (including IPv4-mapped addresses on dual-stack sockets).
+    V6,
+}
+
+/// One TCP socket from a sock_diag dump (`struct inet_diag_msg` plus attributes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Socket {
+    /// Address family of the socket.
+    pub family: Family,
+    /// TCP state.
+    pub state: TcpState,
+    /// Local address and port.
+    pub local: SocketAddr,
+    /// Remote address and port (unspecified address, port 0 for listeners).
+    pub remote: SocketAddr,
+    /// Bound interface index (`SO_BINDTODEVICE`), 0 when unbound.
+    pub interface: u32,
+    /// Socket cookie, unique while the socket lives.
+    pub cookie: u64,
+    /// Owner uid.
+    pub uid: u32,
+    /// Inode number of the socket file (0 for TIME_WAIT and request sockets).
+    pub inode: u32,
+    /// Active timer (`idiag_timer`: 0 none, 1 retransmit, 2 keepalive, 3 TIME_WAIT, 4 zero-window probe).
+    pub timer: u8,
+    /// `idiag_retrans`: retransmit timer fires (or SYN-ACK retries for request sockets).
+    pub timer_retrans: u8,
+    /// Milliseconds until the active timer fires.
+    pub expires_ms: u32,
+    /// Bytes in the receive queue (for listeners: the accept queue length).
+    pub recv_queue: u32,
+    /// Bytes in the send queue (for listeners: the backlog).
+    pub send_queue: u32,
+    /// Congestion-control algorithm name from `INET_DIAG_CONG` (`bbr`, `cubic`, ...).
+    /// `None` for sockets that have none (TIME_WAIT, request sockets).
+    pub cc: Option<String>,
+    /// `INET_DIAG_INFO`, when the kernel sent it (full sockets only).
+    pub tcp_info: Option<TcpInfo>,
+    /// `INET_DIAG_BBRINFO`, when the socket runs BBR and the payload was usable.
+    pub bbr: Option<BbrInfo>,
+    /// Problems met while decoding this socket's attributes that did not stop
+    /// the census (e.g. a truncated BBR attribute, which then leaves `bbr` at `None`).
+    pub warnings: Vec<String>,
+}

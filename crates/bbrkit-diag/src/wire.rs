@@ -1,0 +1,273 @@
+//! The sock_diag wire format: building `SOCK_DIAG_BY_FAMILY` dump requests and
+//! decoding the kernel's answers (`nlmsghdr`, `inet_diag_msg`, `rtattr`).
+//!
+//! Owns every byte offset of those structures (uapi `linux/netlink.h`,
+//! `linux/inet_diag.h`, `linux/sock_diag.h`). Decoding is bounds-checked and
+//! never panics: framing that does not fit (a header or attribute longer than
+//! the bytes left) is a [`DiagError::Malformed`]; a truncated fixed structure is
+//! a [`DiagError::Truncated`]; attributes of unexpected length are decoded as
+//! far as they go (see `tcp_info` and `bbr_info`). Must never do I/O.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
+
+use crate::{BbrInfo, DiagError, Family, Socket, StateSet, TcpInfo, TcpState};
+
+/// `SOCK_DIAG_BY_FAMILY` netlink message type.
+pub const SOCK_DIAG_BY_FAMILY: u16 = 20;
+/// `NLMSG_NOOP`.
+pub const NLMSG_NOOP: u16 = 1;
+/// `NLMSG_ERROR`.
+pub const NLMSG_ERROR: u16 = 2;
+/// `NLMSG_DONE`.
+pub const NLMSG_DONE: u16 = 3;
+/// `NLM_F_REQUEST`.
+pub const NLM_F_REQUEST: u16 = 0x1;
+/// `NLM_F_DUMP` (`NLM_F_ROOT | NLM_F_MATCH`).
+pub const NLM_F_DUMP: u16 = 0x300;
+/// `AF_INET`.
+pub const AF_INET: u8 = 2;
+/// `AF_INET6`.
+pub const AF_INET6: u8 = 10;
+/// `IPPROTO_TCP`.
+pub const IPPROTO_TCP: u8 = 6;
+
+/// `INET_DIAG_INFO`: `struct tcp_info`.
+pub const INET_DIAG_INFO: u16 = 2;
+/// `INET_DIAG_VEGASINFO`: its request bit also asks for BBR and DCTCP info.
+pub const INET_DIAG_VEGASINFO: u16 = 3;
+/// `INET_DIAG_CONG`: NUL-terminated algorithm name.
+pub const INET_DIAG_CONG: u16 = 4;
+/// `INET_DIAG_BBRINFO`: `struct tcp_bbr_info`.
+pub const INET_DIAG_BBRINFO: u16 = 16;
+
+/// Size of `struct nlmsghdr`.
+pub const NLMSG_HDR_LEN: usize = 16;
+/// Size of `struct inet_diag_req_v2`.
+pub const REQ_V2_LEN: usize = 56;
+/// Size of `struct inet_diag_msg`.
+pub const INET_DIAG_MSG_LEN: usize = 72;
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn u16_ne(b: &[u8], off: usize) -> u16 {
+    u16::from_ne_bytes([b[off], b[off + 1]])
+}
+
+fn u32_ne(b: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+/// A `SOCK_DIAG_BY_FAMILY` dump request for TCP sockets of `family` in
+/// `states`. With `details`, it asks for `INET_DIAG_INFO`, `INET_DIAG_CONG`
+/// and (through the VEGASINFO bit, as `ss -i` does) `INET_DIAG_BBRINFO`.
+pub fn dump_request(family: u8, states: StateSet, details: bool, seq: u32) -> Vec<u8> {
+    let len = NLMSG_HDR_LEN + REQ_V2_LEN;
+    let mut b = Vec::with_capacity(len);
+    b.extend_from_slice(&(len as u32).to_ne_bytes());
+    b.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    b.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+    b.extend_from_slice(&seq.to_ne_bytes());
+    b.extend_from_slice(&0u32.to_ne_bytes()); // pid: the kernel fills ours in
+    let ext: u8 = if details {
+        (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_VEGASINFO - 1)) | (1 << (INET_DIAG_CONG - 1))
+    } else {
+        1 << (INET_DIAG_CONG - 1)
+    };
+    b.extend_from_slice(&[family, IPPROTO_TCP, ext, 0]);
+    b.extend_from_slice(&states.0.to_ne_bytes());
+    b.resize(len, 0); // inet_diag_sockid: all wildcards
+    b
+}
+
+/// What the rest of a dump looks like after one datagram was decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// More datagrams follow.
+    More,
+    /// `NLMSG_DONE` was seen: the dump is complete.
+    Done,
+}
+
+/// Decodes one datagram of a dump answer, handing each socket to `sink`.
+/// `family` names the dump in error messages (`IPv4`/`IPv6`).
+pub fn parse_datagram(
+    buf: &[u8],
+    family: &'static str,
+    sink: &mut dyn FnMut(Socket),
+) -> Result<Progress, DiagError> {
+    let mut off = 0;
+    while off < buf.len() {
+        let rest = &buf[off..];
+        if rest.len() < NLMSG_HDR_LEN {
+            return Err(malformed(
+                "nlmsghdr",
+                off,
+                format!("{} bytes left, header needs 16", rest.len()),
+            ));
+        }
+        let len = u32_ne(rest, 0) as usize;
+        let kind = u16_ne(rest, 4);
+        if len < NLMSG_HDR_LEN || len > rest.len() {
+            return Err(malformed(
+                "nlmsghdr",
+                off,
+                format!("length {len} outside 16..={} bytes left", rest.len()),
+            ));
+        }
+        let payload = &rest[NLMSG_HDR_LEN..len];
+        match kind {
+            NLMSG_DONE => {
+                if let Some(code) = payload.get(..4).map(|_| u32_ne(payload, 0) as i32)
+                    && code < 0
+                {
+                    return Err(kernel(family, code));
+                }
+                return Ok(Progress::Done);
+            }
+            NLMSG_ERROR => {
+                let code = payload
+                    .get(..4)
+                    .map(|_| u32_ne(payload, 0) as i32)
+                    .unwrap_or(-libc::EBADMSG);
+                if code < 0 {
+                    return Err(kernel(family, code));
+                }
+            }
+            SOCK_DIAG_BY_FAMILY => {
+                let sock =
+                    parse_inet_diag_msg(payload).map_err(|e| shift(e, off + NLMSG_HDR_LEN))?;
+                sink(sock);
+            }
+            _ => {} // NLMSG_NOOP, NLMSG_OVERRUN and future types carry no socket
+        }
+        off += align4(len);
+    }
+    Ok(Progress::More)
+}
+
+fn kernel(family: &'static str, code: i32) -> DiagError {
+    DiagError::Kernel {
+        family,
+        source: std::io::Error::from_raw_os_error(code.saturating_neg()),
+    }
+}
+
+fn malformed(what: &'static str, offset: usize, detail: String) -> DiagError {
+    DiagError::Malformed {
+        what,
+        offset,
+        detail,
+    }
+}
+
+/// Makes a `Malformed` offset relative to the whole datagram.
+fn shift(e: DiagError, by: usize) -> DiagError {
+    match e {
+        DiagError::Malformed {
+            what,
+            offset,
+            detail,
+        } => malformed(what, offset + by, detail),
+        e => e,
+    }
+}
+
+/// Decodes one `struct inet_diag_msg` and its attributes (the payload of a
+/// `SOCK_DIAG_BY_FAMILY` message).
+pub fn parse_inet_diag_msg(p: &[u8]) -> Result<Socket, DiagError> {
+    if p.len() < INET_DIAG_MSG_LEN {
+        return Err(DiagError::Truncated {
+            what: "inet_diag_msg",
+            need: INET_DIAG_MSG_LEN,
+            got: p.len(),
+        });
+    }
+    let family = match p[0] {
+        AF_INET => Family::V4,
+        AF_INET6 => Family::V6,
+        other => {
+            return Err(malformed(
+                "inet_diag_msg",
+                0,
+                format!("unknown address family {other}"),
+            ));
+        }
+    };
+    let interface = u32_ne(p, 40);
+    let addr = |off: usize, port_off: usize| -> SocketAddr {
+        let port = u16::from_be_bytes([p[port_off], p[port_off + 1]]);
+        match family {
+            Family::V4 => SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::new(p[off], p[off + 1], p[off + 2], p[off + 3])),
+                port,
+            ),
+            Family::V6 => {
+                let mut o = [0u8; 16];
+                o.copy_from_slice(&p[off..off + 16]);
+                let ip = Ipv6Addr::from(o);
+                let scope = if ip.is_unicast_link_local() {
+                    interface
+                } else {
+                    0
+                };
+                SocketAddr::V6(SocketAddrV6::new(ip, port, 0, scope))
+            }
+        }
+    };
+    let mut sock = Socket {
+        family,
+        state: TcpState::from_number(p[1]),
+        local: addr(8, 4),
+        remote: addr(24, 6),
+        interface,
+        cookie: (u64::from(u32_ne(p, 48)) << 32) | u64::from(u32_ne(p, 44)),
+        timer: p[2],
+        timer_retrans: p[3],
+        expires_ms: u32_ne(p, 52),
+        recv_queue: u32_ne(p, 56),
+        send_queue: u32_ne(p, 60),
+        uid: u32_ne(p, 64),
+        inode: u32_ne(p, 68),
+        cc: None,
+        tcp_info: None,
+        bbr: None,
+        warnings: Vec::new(),
+    };
+    let mut off = INET_DIAG_MSG_LEN;
+    while off < p.len() {
+        let rest = &p[off..];
+        if rest.len() < 4 {
+            return Err(malformed(
+                "rtattr",
+                off,
+                format!("{} bytes left, header needs 4", rest.len()),
+            ));
+        }
+        let len = usize::from(u16_ne(rest, 0));
+        let kind = u16_ne(rest, 2) & 0x3fff; // strip NLA_F_NESTED / NLA_F_NET_BYTEORDER
+        if len < 4 || len > rest.len() {
+            return Err(malformed(
+                "rtattr",
+                off,
+                format!("length {len} outside 4..={} bytes left", rest.len()),
+            ));
+        }
+        let data = &rest[4..len];
+        match kind {
+            INET_DIAG_INFO => sock.tcp_info = Some(TcpInfo::parse(data)),
+            INET_DIAG_CONG => {
+                let name = data.split(|&c| c == 0).next().unwrap_or(&[]);
+                sock.cc = Some(String::from_utf8_lossy(name).into_owned());
+            }
+            INET_DIAG_BBRINFO => match BbrInfo::parse(data) {
+                Ok(b) => sock.bbr = Some(b),
+                Err(e) => sock.warnings.push(e.to_string()),
+            },
+            _ => {}
+        }
+        off += align4(len);
+    }
+    Ok(sock)
+}
