@@ -1,0 +1,281 @@
+//! What the running kernel offers: release, congestion-control lists, BBR
+//! presence (built in or module) and version, qdisc support. Every answer
+//! carries its evidence; nothing is guessed from the kernel version.
+//! Reads `/proc`, `/sys` live, and `boot/`, `lib/modules/` under the root.
+//! Never loads modules or writes anything.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use serde::Serialize;
+
+use crate::{Root, sysctl};
+
+/// How a kernel feature is provided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provision {
+    /// Compiled into the kernel image.
+    BuiltIn,
+    /// A loadable module (on disk or loaded).
+    Module,
+    /// Known absent (config says not set, nothing on disk, not registered).
+    Absent,
+    /// No evidence either way (no kernel config, no module tree).
+    Unknown,
+}
+
+impl Provision {
+    /// True when the feature can be used.
+    pub fn present(self) -> bool {
+        matches!(self, Provision::BuiltIn | Provision::Module)
+    }
+    /// Display word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Provision::BuiltIn => "built in",
+            Provision::Module => "module",
+            Provision::Absent => "absent",
+            Provision::Unknown => "unknown",
+        }
+    }
+}
+
+/// One feature (a congestion-control module or a qdisc) with evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Feature {
+    /// Name (`bbr`, `fq`, `fq_codel`, `netem`).
+    pub name: String,
+    /// How it is provided.
+    pub provision: Provision,
+    /// Each fact that led to the answer.
+    pub evidence: Vec<String>,
+}
+
+/// The kernel's configuration, from the first source that exists.
+#[derive(Debug, Clone, Default)]
+pub struct KernelConfig {
+    /// `/proc/config.gz` or `boot/config-<release>`.
+    pub source: Option<String>,
+    /// `CONFIG_*` values (`y`, `m`, strings); "not set" lines are absent.
+    pub values: BTreeMap<String, String>,
+}
+
+impl KernelConfig {
+    /// Reads `/proc/config.gz`, else `boot/config-<release>` under `root`.
+    pub fn load(root: &Root, release: &str) -> KernelConfig {
+        let mut text = String::new();
+        if let Ok(f) = std::fs::File::open("/proc/config.gz")
+            && flate2::read::GzDecoder::new(f).read_to_string(&mut text).is_ok()
+        {
+            return KernelConfig::parse(&text, "/proc/config.gz");
+        }
+        let boot = root.path(format!("boot/config-{release}"));
+        if let Ok(t) = std::fs::read_to_string(&boot) {
+            return KernelConfig::parse(&t, &root.show(&boot));
+        }
+        KernelConfig::default()
+    }
+
+    /// Parses kernel config text.
+    pub fn parse(text: &str, source: &str) -> KernelConfig {
+        let values = text
+            .lines()
+            .filter(|l| l.starts_with("CONFIG_"))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+            .collect();
+        KernelConfig {
+            source: Some(source.to_string()),
+            values,
+        }
+    }
+
+    /// A value, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+}
+
+/// Everything `check` says about the kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelFacts {
+    /// `uname -r` (from `/proc/sys/kernel/osrelease`).
+    pub release: String,
+    /// Where the kernel config came from, if anywhere.
+    pub config_source: Option<String>,
+    /// `CONFIG_DEFAULT_TCP_CONG`, if known.
+    pub config_default_cc: Option<String>,
+    /// Algorithms registered now (`tcp_available_congestion_control`).
+    pub available_cc: Vec<String>,
+    /// Algorithms unprivileged sockets and non-initial namespaces may use.
+    pub allowed_cc: Vec<String>,
+    /// Algorithms not registered yet but loadable from the module tree.
+    pub loadable_cc: Vec<String>,
+    /// This namespace's default algorithm.
+    pub current_cc: Option<String>,
+    /// `net.core.default_qdisc` (None in a non-initial network namespace).
+    pub default_qdisc: Option<String>,
+    /// BBR support.
+    pub bbr: Feature,
+    /// BBR version from `/sys/module/tcp_bbr/version`, else `unknown`.
+    pub bbr_version: String,
+    /// Evidence for the version.
+    pub bbr_version_evidence: String,
+    /// fq, fq_codel, netem support.
+    pub qdiscs: Vec<Feature>,
+}
+
+impl KernelFacts {
+    /// The qdisc feature named `name`.
+    pub fn qdisc(&self, name: &str) -> Option<&Feature> {
+        self.qdiscs.iter().find(|f| f.name == name)
+    }
+}
+
+struct ModTree {
+    dir: std::path::PathBuf,
+    builtin: Option<String>,
+}
+
+fn feature(name: &str, config_key: &str, module: &str, rel_path: &str, cfg: &KernelConfig, tree: &ModTree, registered: Option<bool>) -> Feature {
+    let mut evidence = Vec::new();
+    let mut prov = Provision::Unknown;
+    if let Some(src) = &cfg.source {
+        match cfg.get(config_key) {
+            Some("y") => prov = Provision::BuiltIn,
+            Some("m") => prov = Provision::Module,
+            _ => prov = Provision::Absent,
+        }
+        let v = cfg.get(config_key).unwrap_or("is not set");
+        let sep = if cfg.get(config_key).is_some() { "=" } else { " " };
+        evidence.push(format!("{src}: {config_key}{sep}{v}"));
+    }
+    if let Some(b) = &tree.builtin {
+        if b.lines().any(|l| l.trim() == format!("{rel_path}.ko")) {
+            prov = Provision::BuiltIn;
+            evidence.push(format!("{} lists {rel_path}.ko", tree.dir.join("modules.builtin").display()));
+        }
+    }
+    let ko = tree.dir.join(format!("{rel_path}.ko"));
+    if let Some(found) = ["", ".xz", ".zst", ".gz"]
+        .iter()
+        .map(|ext| std::path::PathBuf::from(format!("{}{ext}", ko.display())))
+        .find(|p| p.exists())
+    {
+        if prov != Provision::BuiltIn {
+            prov = Provision::Module;
+        }
+        evidence.push(format!("{} exists", found.display()));
+    }
+    let sys = std::path::Path::new("/sys/module").join(module);
+    if sys.exists() {
+        let loaded = sys.join("initstate").exists();
+        if prov == Provision::Unknown || prov == Provision::Absent {
+            prov = if loaded { Provision::Module } else { Provision::BuiltIn };
+        }
+        evidence.push(format!(
+            "{} exists ({})",
+            sys.display(),
+            if loaded { "loaded module" } else { "built in" }
+        ));
+    }
+    match registered {
+        Some(true) => {
+            if !prov.present() {
+                prov = Provision::BuiltIn;
+            }
+            evidence.push(format!("tcp_available_congestion_control lists {name}"));
+        }
+        Some(false) => evidence.push(format!("tcp_available_congestion_control does not list {name}")),
+        None => {}
+    }
+    if evidence.is_empty() {
+        evidence.push("no kernel config, module tree or /sys/module entry found".into());
+    }
+    Feature { name: name.into(), provision: prov, evidence }
+}
+
+/// Gathers the kernel facts (live kernel, files under `root`).
+pub fn gather(root: &Root) -> KernelFacts {
+    let release = sysctl::read("kernel.osrelease").ok().flatten().unwrap_or_default();
+    let cfg = KernelConfig::load(root, &release);
+    let dir = root.path(format!("lib/modules/{release}"));
+    let tree = ModTree {
+        builtin: std::fs::read_to_string(dir.join("modules.builtin")).ok(),
+        dir,
+    };
+    let available_cc = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
+    let allowed_cc = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
+    let bbr = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr", "kernel/net/ipv4/tcp_bbr", &cfg, &tree, Some(available_cc.iter().any(|c| c == "bbr")));
+    let mut loadable_cc = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(tree.dir.join("kernel/net/ipv4")) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if let Some(rest) = n.strip_prefix("tcp_") {
+                let name = rest.split(".ko").next().unwrap_or("").to_string();
+                if n.contains(".ko") && !name.is_empty() && !available_cc.contains(&name) && name != "diag" {
+                    loadable_cc.push(name);
+                }
+            }
+        }
+    }
+    loadable_cc.sort();
+    let (bbr_version, bbr_version_evidence) = match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
+        Ok(v) => (v.trim().to_string(), format!("/sys/module/tcp_bbr/version = {}", v.trim())),
+        Err(_) => (
+            "unknown".to_string(),
+            "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
+        ),
+    };
+    let qdiscs = vec![
+        feature("fq", "CONFIG_NET_SCH_FQ", "sch_fq", "kernel/net/sched/sch_fq", &cfg, &tree, None),
+        feature("fq_codel", "CONFIG_NET_SCH_FQ_CODEL", "sch_fq_codel", "kernel/net/sched/sch_fq_codel", &cfg, &tree, None),
+        feature("netem", "CONFIG_NET_SCH_NETEM", "sch_netem", "kernel/net/sched/sch_netem", &cfg, &tree, None),
+    ];
+    KernelFacts {
+        release,
+        config_source: cfg.source.clone(),
+        config_default_cc: cfg.get("CONFIG_DEFAULT_TCP_CONG").map(String::from),
+        available_cc,
+        allowed_cc,
+        loadable_cc,
+        current_cc: sysctl::read(crate::KEY_CC).ok().flatten(),
+        default_qdisc: sysctl::read(crate::KEY_QDISC).ok().flatten(),
+        bbr,
+        bbr_version,
+        bbr_version_evidence,
+        qdiscs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_parse_and_feature_from_config_and_module_tree() {
+        let cfg = KernelConfig::parse("CONFIG_TCP_CONG_BBR=m\n# CONFIG_NET_SCH_FQ is not set\nCONFIG_DEFAULT_TCP_CONG=\"cubic\"\n", "/boot/config-x");
+        assert_eq!(cfg.get("CONFIG_DEFAULT_TCP_CONG"), Some("cubic"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("kernel/net/ipv4")).unwrap();
+        std::fs::write(dir.path().join("kernel/net/ipv4/tcp_bbr.ko.zst"), "").unwrap();
+        let tree = ModTree { dir: dir.path().to_path_buf(), builtin: Some("kernel/net/sched/sch_fq.ko\n".into()) };
+        let bbr = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr_nonexistent", "kernel/net/ipv4/tcp_bbr", &cfg, &tree, Some(false));
+        assert_eq!(bbr.provision, Provision::Module);
+        assert!(bbr.evidence.iter().any(|e| e.contains("CONFIG_TCP_CONG_BBR=m")));
+        assert!(bbr.evidence.iter().any(|e| e.ends_with("tcp_bbr.ko.zst exists")));
+        // modules.builtin overrides a config that says "not set".
+        let fq = feature("fq", "CONFIG_NET_SCH_FQ", "sch_fq_nonexistent", "kernel/net/sched/sch_fq", &cfg, &tree, None);
+        assert_eq!(fq.provision, Provision::BuiltIn);
+        let none = feature("netem", "CONFIG_NET_SCH_NETEM", "sch_netem_nonexistent", "kernel/net/sched/sch_netem", &KernelConfig::default(), &ModTree { dir: dir.path().join("x"), builtin: None }, None);
+        assert_eq!(none.provision, Provision::Unknown);
+    }
+
+    #[test]
+    fn registered_algorithm_counts_as_present_even_without_config() {
+        let tree = ModTree { dir: "/nonexistent".into(), builtin: None };
+        let f = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr_nonexistent", "kernel/net/ipv4/tcp_bbr", &KernelConfig::default(), &tree, Some(true));
+        assert_eq!(f.provision, Provision::BuiltIn);
+    }
+}
