@@ -7,6 +7,10 @@
 //! `snd_ssthresh`, `snd_cwnd_cnt` and `pacing_rate` (as their Linux
 //! counterparts do). Counts are in packets (MSS-sized segments), like Linux;
 //! sequence numbers are byte offsets from the start of the connection (no wrap).
+//!
+//! Additions since the first version (additive only; construct with
+//! [`Tcp::new`] so new fields get their defaults): `lsndtime` (cc-core, for
+//! CUBIC's idle shift), `ecn_low`, `departure_time` (bbr helpers).
 
 use crate::time::{Duration, Instant};
 
@@ -124,10 +128,19 @@ pub struct Tcp {
     /// Long-window (300 s) minimum RTT (`tcp_min_rtt(tp)`); `None` before the first sample.
     pub min_rtt: Option<Duration>,
 
+    /// When data was last sent (`tp->lsndtime`). The transport updates it
+    /// after each data send, *after* raising [`CaEvent::TxStart`], so CUBIC
+    /// can measure the idle time that TxStart ends.
+    pub lsndtime: Instant,
+
     /// Loss-recovery state (`icsk_ca_state`).
     pub ca_state: CaState,
     /// Whether ECN was negotiated on this connection.
     pub ecn_enabled: bool,
+    /// Whether the route says CE marks are shallow-threshold (DCTCP/L4S-style)
+    /// ECN (Linux `tp->ecn_flags & TCP_ECN_LOW`, from the route feature
+    /// `ecn_low`). BBRv3 uses ECN only when this and `ecn_enabled` are set.
+    pub ecn_low: bool,
 
     /// Pacing rate in bytes per second (`sk->sk_pacing_rate`). Written by
     /// controllers that pace (BBR), or by [`crate::pacing::tcp_update_pacing_rate`].
@@ -136,6 +149,11 @@ pub struct Tcp {
     pub max_pacing_rate: u64,
     /// TSO autosizing shift (`sk->sk_pacing_shift`).
     pub pacing_shift: u8,
+    /// Earliest departure time of the next data packet (`tp->tcp_wstamp_ns`),
+    /// kept by a pacing transport. At or before `now` when nothing is
+    /// scheduled ahead; BBRv1 uses it to estimate the packets still "in the
+    /// network" when the next packet leaves (`bbr_packets_in_net_at_edt`).
+    pub departure_time: Instant,
 }
 
 impl Tcp {
@@ -166,11 +184,14 @@ impl Tcp {
             srtt: Duration::ZERO,
             rttvar: Duration::ZERO,
             min_rtt: None,
+            lsndtime: now,
             ca_state: CaState::Open,
             ecn_enabled: false,
+            ecn_low: false,
             pacing_rate: 0,
             max_pacing_rate: u64::MAX,
             pacing_shift: DEFAULT_PACING_SHIFT,
+            departure_time: now,
         }
     }
 
