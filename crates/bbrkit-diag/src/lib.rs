@@ -47,6 +47,7 @@
 mod bbr_info;
 mod census;
 mod error;
+pub mod exposition;
 pub mod nstat;
 pub mod prom;
 mod socket;

@@ -1,1 +1,174 @@
+//! Per-algorithm summary of a census: what `bbrkit conns` prints first.
+//!
+//! Owns the statistics (medians, totals, retransmission ratio). Must never
+//! read the kernel: it works on [`Socket`]s it is given.
 
+use std::collections::BTreeMap;
+
+use crate::Socket;
+
+/// The sockets of one congestion-control algorithm, summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlgoSummary {
+    /// Algorithm name; `None` for sockets that have none (TIME_WAIT, request sockets).
+    pub cc: Option<String>,
+    /// Number of sockets.
+    pub sockets: usize,
+    /// Sockets with a smoothed-RTT sample.
+    pub rtt_samples: usize,
+    /// Median smoothed RTT over sockets with a sample, microseconds.
+    pub median_rtt_us: Option<f64>,
+    /// Median of the sockets' minimum RTTs, microseconds.
+    pub median_min_rtt_us: Option<f64>,
+    /// Sum of the sockets' delivery rates, bytes per second.
+    pub delivery_rate_total: u64,
+    /// Sum of bytes sent (including retransmissions).
+    pub bytes_sent: u64,
+    /// Sum of bytes retransmitted.
+    pub bytes_retrans: u64,
+    /// Sum of segments retransmitted over the sockets' lives.
+    pub total_retrans: u64,
+}
+
+impl AlgoSummary {
+    /// Retransmitted bytes over bytes sent (0..1); `None` when nothing was sent.
+    pub fn retrans_ratio(&self) -> Option<f64> {
+        (self.bytes_sent > 0).then(|| self.bytes_retrans as f64 / self.bytes_sent as f64)
+    }
+}
+
+/// Median of `v` (mean of the two middle values for an even count).
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// One summary per algorithm, most sockets first (ties by name).
+pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
+    #[derive(Default)]
+    struct Acc {
+        sockets: usize,
+        rtt: Vec<f64>,
+        min_rtt: Vec<f64>,
+        rate: u64,
+        sent: u64,
+        retrans: u64,
+        total_retrans: u64,
+    }
+    let mut groups: BTreeMap<Option<&str>, Acc> = BTreeMap::new();
+    for s in socks {
+        let a = groups.entry(s.cc.as_deref()).or_default();
+        a.sockets += 1;
+        let Some(t) = &s.tcp_info else { continue };
+        a.rtt.extend(t.rtt_sample_us().map(f64::from));
+        a.min_rtt.extend(t.min_rtt_sample_us().map(f64::from));
+        a.rate = a.rate.saturating_add(t.delivery_rate.unwrap_or(0));
+        a.sent = a.sent.saturating_add(t.bytes_sent.unwrap_or(0));
+        a.retrans = a.retrans.saturating_add(t.bytes_retrans.unwrap_or(0));
+        a.total_retrans += u64::from(t.total_retrans.unwrap_or(0));
+    }
+    let mut out: Vec<AlgoSummary> = groups
+        .into_iter()
+        .map(|(cc, mut a)| AlgoSummary {
+            cc: cc.map(str::to_string),
+            sockets: a.sockets,
+            rtt_samples: a.rtt.len(),
+            median_rtt_us: median(&mut a.rtt),
+            median_min_rtt_us: median(&mut a.min_rtt),
+            delivery_rate_total: a.rate,
+            bytes_sent: a.sent,
+            bytes_retrans: a.retrans,
+            total_retrans: a.total_retrans,
+        })
+        .collect();
+    out.sort_by(|a, b| b.sockets.cmp(&a.sockets).then_with(|| a.cc.cmp(&b.cc)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Family, TcpInfo, TcpState};
+
+    fn sock(
+        cc: Option<&str>,
+        rtt: u32,
+        min_rtt: u32,
+        rate: u64,
+        sent: u64,
+        retrans: u64,
+    ) -> Socket {
+        let mut b = vec![0u8; crate::TCP_INFO_KNOWN_LEN];
+        b[68..72].copy_from_slice(&rtt.to_ne_bytes());
+        b[148..152].copy_from_slice(&min_rtt.to_ne_bytes());
+        b[160..168].copy_from_slice(&rate.to_ne_bytes());
+        b[200..208].copy_from_slice(&sent.to_ne_bytes());
+        b[208..216].copy_from_slice(&retrans.to_ne_bytes());
+        Socket {
+            family: Family::V4,
+            state: TcpState::Established,
+            local: "127.0.0.1:1".parse().unwrap(),
+            remote: "127.0.0.1:2".parse().unwrap(),
+            interface: 0,
+            cookie: 1,
+            uid: 0,
+            inode: 1,
+            timer: 0,
+            timer_retrans: 0,
+            expires_ms: 0,
+            recv_queue: 0,
+            send_queue: 0,
+            cc: cc.map(str::to_string),
+            tcp_info: cc.map(|_| TcpInfo::parse(&b)),
+            bbr: None,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn medians_totals_and_ratio() {
+        let socks = vec![
+            sock(Some("bbr"), 1000, 500, 10, 1000, 10),
+            sock(Some("bbr"), 3000, u32::MAX, 20, 1000, 30),
+            sock(Some("bbr"), 0, 900, 30, 0, 0),
+            sock(Some("cubic"), 2000, 100, 5, 0, 0),
+            sock(None, 0, 0, 0, 0, 0),
+        ];
+        let s = by_algorithm(&socks);
+        assert_eq!(s.len(), 3);
+        let bbr = &s[0];
+        assert_eq!(
+            (bbr.cc.as_deref(), bbr.sockets, bbr.rtt_samples),
+            (Some("bbr"), 3, 2)
+        );
+        assert_eq!(bbr.median_rtt_us, Some(2000.0), "zero RTT = no sample");
+        assert_eq!(
+            bbr.median_min_rtt_us,
+            Some(700.0),
+            "~0U min RTT = no sample"
+        );
+        assert_eq!(bbr.delivery_rate_total, 60);
+        assert_eq!(bbr.retrans_ratio(), Some(0.02));
+        assert_eq!(s[1].cc.as_deref(), Some("cubic"));
+        assert_eq!(s[1].retrans_ratio(), None);
+        assert_eq!(
+            (s[2].cc.as_deref(), s[2].sockets, s[2].median_rtt_us),
+            (None, 1, None)
+        );
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+}
