@@ -51,7 +51,8 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-/// One summary per algorithm, most sockets first (ties by name).
+/// One summary per algorithm, most sockets first (ties by name, sockets
+/// without an algorithm last).
 pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
     #[derive(Default)]
     struct Acc {
@@ -89,7 +90,11 @@ pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
             total_retrans: a.total_retrans,
         })
         .collect();
-    out.sort_by(|a, b| b.sockets.cmp(&a.sockets).then_with(|| a.cc.cmp(&b.cc)));
+    out.sort_by(|a, b| {
+        b.sockets
+            .cmp(&a.sockets)
+            .then_with(|| (a.cc.is_none(), &a.cc).cmp(&(b.cc.is_none(), &b.cc)))
+    });
     out
 }
 
