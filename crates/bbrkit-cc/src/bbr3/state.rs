@@ -1,0 +1,147 @@
+//! The observable BBRv3 state (Linux `bbr_mode` + ProbeBW `cycle_idx`, as
+//! `tcp_bbr_info.bbr_phase` reports it) and its legal transitions.
+//!
+//! Owns the transition table that the controller debug-asserts and that
+//! property tests check. Must never change controller state.
+
+/// BBR state as reported by `tcp_bbr_info` (`enum tcp_bbr_phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum State {
+    /// `BBR_PHASE_STARTUP`.
+    Startup,
+    /// `BBR_PHASE_DRAIN`.
+    Drain,
+    /// `BBR_PHASE_PROBE_BW_DOWN`: pacing gain 0.91 (v2: 0.75) until inflight
+    /// drops to the cruise target.
+    ProbeBwDown,
+    /// `BBR_PHASE_PROBE_BW_CRUISE`: pacing gain 1.0, 15% headroom below
+    /// inflight_hi.
+    ProbeBwCruise,
+    /// `BBR_PHASE_PROBE_BW_REFILL`: one round at gain 1.0 with the lower
+    /// bounds reset.
+    ProbeBwRefill,
+    /// `BBR_PHASE_PROBE_BW_UP`: pacing gain 1.25, inflight_hi grows.
+    ProbeBwUp,
+    /// `BBR_PHASE_PROBE_RTT`: cwnd ≤ max(4, 0.5·BDP) for 200 ms + a round.
+    ProbeRtt,
+}
+
+impl State {
+    /// Every state.
+    pub const ALL: [State; 7] = [
+        State::Startup,
+        State::Drain,
+        State::ProbeBwDown,
+        State::ProbeBwCruise,
+        State::ProbeBwRefill,
+        State::ProbeBwUp,
+        State::ProbeRtt,
+    ];
+
+    /// Every legal single step (from, to), as the reference code takes them:
+    ///
+    /// | from | to | when (Linux function) |
+    /// |---|---|---|
+    /// | Startup | Drain | full_bw_reached by plateau, loss or ECN (`bbr_check_drain`) |
+    /// | Drain | ProbeBwDown | inflight at EDT ≤ BDP (`bbr_check_drain`) |
+    /// | ProbeBwDown | ProbeBwCruise | inflight ≤ min(headroom, BDP) (`bbr_check_time_to_cruise`); also right after leaving ProbeRtt |
+    /// | ProbeBwDown, ProbeBwCruise | ProbeBwRefill | probe wait / Reno rounds / ECN reprobe (`bbr_check_time_to_probe_bw`), or re-probe after a risky probe (`bbr_adapt_upper_bounds`) |
+    /// | ProbeBwRefill | ProbeBwUp | one round (`bbr_update_cycle_phase`) |
+    /// | ProbeBwUp | ProbeBwDown | loss/ECN too high, plateau, or inflight ≥ inflight_hi after a too-high probe |
+    /// | any but ProbeRtt | ProbeRtt | probe_rtt_min expired, not restarting from idle (`bbr_update_min_rtt`) |
+    /// | ProbeRtt | Startup, ProbeBwDown | done, by full_bw_reached (`bbr_exit_probe_rtt`) |
+    pub const LEGAL_STEPS: [(State, State); 15] = [
+        (State::Startup, State::Drain),
+        (State::Drain, State::ProbeBwDown),
+        (State::ProbeBwDown, State::ProbeBwCruise),
+        (State::ProbeBwDown, State::ProbeBwRefill),
+        (State::ProbeBwCruise, State::ProbeBwRefill),
+        (State::ProbeBwRefill, State::ProbeBwUp),
+        (State::ProbeBwUp, State::ProbeBwDown),
+        (State::Startup, State::ProbeRtt),
+        (State::Drain, State::ProbeRtt),
+        (State::ProbeBwDown, State::ProbeRtt),
+        (State::ProbeBwCruise, State::ProbeRtt),
+        (State::ProbeBwRefill, State::ProbeRtt),
+        (State::ProbeBwUp, State::ProbeRtt),
+        (State::ProbeRtt, State::Startup),
+        (State::ProbeRtt, State::ProbeBwDown),
+    ];
+
+    /// Whether `self → to` is one legal step ([`State::LEGAL_STEPS`]).
+    pub fn is_legal_step(self, to: State) -> bool {
+        State::LEGAL_STEPS.contains(&(self, to))
+    }
+
+    /// Whether `to` can be reached from `self` by legal steps (or is `self`).
+    /// One controller call can take several steps, so a property test that
+    /// only sees the state before and after a call checks this.
+    pub fn can_reach(self, to: State) -> bool {
+        let mut seen = [false; 7];
+        let mut stack = vec![self];
+        while let Some(s) = stack.pop() {
+            if s == to {
+                return true;
+            }
+            let i = s as usize;
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            stack.extend(
+                State::LEGAL_STEPS
+                    .iter()
+                    .filter(|(f, _)| *f == s)
+                    .map(|(_, t)| *t),
+            );
+        }
+        false
+    }
+
+    /// Name for traces: `startup`, `drain`, `probe_bw_down`, `probe_bw_cruise`,
+    /// `probe_bw_refill`, `probe_bw_up`, `probe_rtt`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Startup => "startup",
+            State::Drain => "drain",
+            State::ProbeBwDown => "probe_bw_down",
+            State::ProbeBwCruise => "probe_bw_cruise",
+            State::ProbeBwRefill => "probe_bw_refill",
+            State::ProbeBwUp => "probe_bw_up",
+            State::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_order_is_down_cruise_refill_up() {
+        assert!(State::ProbeBwDown.is_legal_step(State::ProbeBwCruise));
+        assert!(State::ProbeBwCruise.is_legal_step(State::ProbeBwRefill));
+        assert!(State::ProbeBwRefill.is_legal_step(State::ProbeBwUp));
+        assert!(State::ProbeBwUp.is_legal_step(State::ProbeBwDown));
+        assert!(!State::ProbeBwUp.is_legal_step(State::ProbeBwCruise));
+        assert!(!State::ProbeBwCruise.is_legal_step(State::ProbeBwUp));
+        assert!(!State::ProbeBwRefill.is_legal_step(State::ProbeBwDown));
+        assert!(!State::Drain.is_legal_step(State::Startup));
+        assert!(!State::ProbeRtt.is_legal_step(State::ProbeRtt));
+    }
+
+    #[test]
+    fn nothing_returns_to_startup_except_through_probe_rtt() {
+        for s in State::ALL {
+            assert_eq!(
+                s.is_legal_step(State::Startup),
+                s == State::ProbeRtt,
+                "{s:?}"
+            );
+        }
+        assert!(State::ProbeBwUp.can_reach(State::Startup));
+        assert!(State::Startup.can_reach(State::ProbeBwUp));
+        let names: std::collections::HashSet<_> = State::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), 7);
+    }
+}
