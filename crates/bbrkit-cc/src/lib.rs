@@ -21,6 +21,7 @@ pub mod random;
 pub mod rate;
 pub mod reno;
 pub mod tcp;
+pub mod testing;
 pub mod time;
 
 pub use algorithm::{Algorithm, AnyController, UnknownAlgorithm};
