@@ -1,1 +1,302 @@
-//! stub
+//! `doctor`: every known pitfall found on this host, each finding with its
+//! evidence and the fix. Only reads (sysctl files under the root, live
+//! /proc, rtnetlink, sock_diag).
+
+use serde::Serialize;
+
+use crate::precedence::{self, Loader};
+use crate::qdisc::{self, Class};
+use crate::verify::bbrkit_value;
+use crate::{HostError, KEY_CC, KEY_QDISC, Root, enable, env, kernel, sysctl};
+
+/// Severity; `warning` and `error` make `doctor` exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// Worth knowing; nothing to fix.
+    Info,
+    /// Something does not work as the operator probably expects.
+    Warning,
+    /// BBR cannot work here.
+    Error,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable identifier (`boot_override`, `not_persisted`, ...).
+    pub id: String,
+    /// Severity.
+    pub level: Level,
+    /// One-line summary.
+    pub title: String,
+    /// Facts that show it.
+    pub evidence: Vec<String>,
+    /// What to do.
+    pub fix: String,
+}
+
+/// The `doctor` report (also the `--json` document).
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    /// Findings, worst first.
+    pub findings: Vec<Finding>,
+    /// A warning or error was found.
+    pub problem: bool,
+}
+
+fn f(id: &str, level: Level, title: impl Into<String>, evidence: Vec<String>, fix: impl Into<String>) -> Finding {
+    Finding { id: id.into(), level, title: title.into(), evidence, fix: fix.into() }
+}
+
+/// Parses the "ugly table" format of `/proc/net/netstat` and `/proc/net/snmp`
+/// into `(Prefix+Name, value)` pairs.
+pub fn parse_netstat(text: &str) -> Vec<(String, u64)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for pair in lines.chunks(2) {
+        let [names, values] = pair else { continue };
+        let (Some((p1, n)), Some((p2, v))) = (names.split_once(':'), values.split_once(':')) else { continue };
+        if p1 != p2 {
+            continue;
+        }
+        for (n, v) in n.split_whitespace().zip(v.split_whitespace()) {
+            if let Ok(v) = v.parse() {
+                out.push((format!("{p1}{n}"), v));
+            }
+        }
+    }
+    out
+}
+
+/// Classifies traffic direction from cumulative byte counters: returns a
+/// finding when the host received over 4x what it sent (and > 100 MB).
+pub fn receive_finding(in_octets: u64, out_octets: u64) -> Option<Finding> {
+    if in_octets < 100_000_000 || in_octets < out_octets.saturating_mul(4) {
+        return None;
+    }
+    Some(f(
+        "mostly_receives",
+        Level::Info,
+        "this host mostly receives: BBR only changes what it sends (its uploads)",
+        vec![format!("/proc/net/netstat IpExt InOctets={in_octets} OutOctets={out_octets} ({:.1}x more received)", in_octets as f64 / out_octets.max(1) as f64)],
+        "enable BBR on the sending side (the server or tunnel end that uploads to you); here it helps only uploads",
+    ))
+}
+
+fn boot_findings(root: &Root, facts: &kernel::KernelFacts, out: &mut Vec<Finding>) -> Result<(), HostError> {
+    let mine = root.show(&root.bbrkit_file());
+    let mut keys = vec![KEY_CC];
+    if facts.default_qdisc.is_some() {
+        keys.push(KEY_QDISC);
+    }
+    for (k, _, _) in enable::TUNING {
+        if bbrkit_value(root, k).is_some() {
+            keys.push(k);
+        }
+    }
+    let res = precedence::resolve(root, &keys, None)?;
+    for key in &keys {
+        let ours = bbrkit_value(root, key);
+        let runtime = sysctl::read(key).ok().flatten();
+        for r in res.iter().filter(|r| r.key == *key) {
+            match (&ours, &r.winner) {
+                (Some(v), Some(w)) if w.file != mine && &w.value != v => out.push(f(
+                    "boot_override",
+                    Level::Warning,
+                    format!("{} overrides bbrkit's {key} at boot", w.file),
+                    vec![format!("{} applies {key} = {} from {}:{} after {mine} ({v})", r.loader.name(), w.value, w.file, w.line)],
+                    format!("remove or change line {} of {} (bbrkit never edits other files), then `bbrkit verify`", w.line, w.file),
+                )),
+                (None, Some(w)) if runtime.as_ref().is_some_and(|rv| rv != &w.value) => out.push(f(
+                    "not_persisted",
+                    Level::Warning,
+                    format!("runtime {key} = {} is lost on reboot: {} sets {}", runtime.clone().unwrap_or_default(), w.file, w.value),
+                    vec![format!("/proc/sys: {key} = {}", runtime.clone().unwrap_or_default()), format!("{}: {}:{} sets {}", r.loader.name(), w.file, w.line, w.value)],
+                    format!("persist it: `bbrkit enable --cc {}` (or change {}:{})", runtime.clone().unwrap_or_default(), w.file, w.line),
+                )),
+                (None, None) if r.loader == Loader::Systemd => {
+                    let kdef = if *key == KEY_CC { facts.config_default_cc.clone() } else if *key == KEY_QDISC { Some("pfifo_fast".into()) } else { None };
+                    if let (Some(kd), Some(rv)) = (kdef, &runtime)
+                        && &kd != rv
+                    {
+                        out.push(f(
+                            "not_persisted",
+                            Level::Warning,
+                            format!("runtime {key} = {rv} is not persisted: no sysctl file sets it (kernel default {kd})"),
+                            vec![format!("/proc/sys: {key} = {rv}"), format!("no file under sysctl.d or sysctl.conf sets {key}")],
+                            format!("`bbrkit enable --cc {rv}` writes it to {mine}"),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            if let Some(w) = &r.winner
+                && r.loader == Loader::Systemd
+            {
+                for o in r.overridden.iter().filter(|o| o.value != w.value && o.file != mine) {
+                    out.push(f(
+                        "overridden_file",
+                        Level::Info,
+                        format!("{} sets {key} = {} but loses at boot", o.file, o.value),
+                        vec![format!("{}:{} is applied before {}:{}", o.file, o.line, w.file, w.line)],
+                        "nothing to do; remove the line to avoid confusion",
+                    ));
+                }
+            }
+        }
+        if let (Some(v), Some(rv)) = (&ours, &runtime)
+            && v != rv
+            && !(*key == KEY_QDISC && facts.qdisc(v).is_some_and(|q| q.provision == kernel::Provision::Absent))
+        {
+            out.push(f(
+                "runtime_differs",
+                Level::Warning,
+                format!("runtime {key} = {rv} differs from bbrkit's file ({v})"),
+                vec![format!("/proc/sys: {key} = {rv}"), format!("{mine}: {key} = {v}")],
+                "`bbrkit enable` applies it again; find who changed it (tuned, a container start script, an operator)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn grep_keys(root: &Root, rel: &str, out: &mut Vec<String>) {
+    let p = root.path(rel);
+    let files: Vec<std::path::PathBuf> = if p.is_dir() {
+        std::fs::read_dir(&p).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+    } else {
+        vec![p]
+    };
+    for file in files {
+        if let Ok(t) = std::fs::read_to_string(&file) {
+            for (i, l) in t.lines().enumerate() {
+                if l.contains("tcp_congestion_control") || l.contains("default_qdisc") {
+                    out.push(format!("{}:{}: {}", root.show(&file), i + 1, l.trim()));
+                }
+            }
+        }
+    }
+}
+
+/// Runs every diagnosis.
+pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
+    let facts = kernel::gather(root);
+    let environ = env::detect(root);
+    let mut out = Vec::new();
+
+    if !facts.bbr.provision.present() && facts.bbr.provision != kernel::Provision::Unknown {
+        out.push(f("no_bbr", Level::Error, "this kernel has no BBR", facts.bbr.evidence.clone(),
+            "boot a distro kernel >= 4.9 with CONFIG_TCP_CONG_BBR (HWE, backports, linux-image-cloud); bbrkit never installs kernels"));
+    }
+    boot_findings(root, &facts, &mut out)?;
+
+    if let (Some(d), Ok(list)) = (&facts.default_qdisc, qdisc::list()) {
+        let stale: Vec<String> = list
+            .iter()
+            .filter(|i| matches!(i.class, Class::KernelDefault | Class::Multiqueue) && i.effective() != d)
+            .map(|i| format!("{}: root {} while net.core.default_qdisc = {d}", i.name, i.describe()))
+            .collect();
+        if !stale.is_empty() {
+            out.push(f("stale_interface_qdisc", Level::Warning, "default qdisc changed but interfaces still use the old one", stale,
+                "`bbrkit enable` re-creates kernel-default root qdiscs (mq-aware); a reboot also does"));
+        }
+    }
+
+    if environ.initial_netns == Some(false) {
+        out.push(f("container_netns", Level::Info, "non-initial network namespace (container): the default qdisc and module loading belong to the host",
+            vec![environ.netns_evidence.clone(), format!("{KEY_QDISC} does not exist here")],
+            "change net.core.default_qdisc (and load modules) on the host; this namespace owns only its tcp_congestion_control"));
+    }
+    if let Some(c) = &environ.container {
+        out.push(f("container", Level::Info, format!("running in a container ({c}): the kernel is shared with the host"), environ.container_evidence.clone(),
+            "kernel features (BBR, fq) come from the host's kernel; change them on the host"));
+    } else if environ.container_evidence.iter().any(|e| e.contains("hint") || e.contains("cgroup")) && environ.initial_netns == Some(true) {
+        out.push(f("container_hints", Level::Info, "container hints, but this is the initial network namespace (a VM or bare metal that owns its kernel)", environ.container_evidence.clone(), "nothing to do"));
+    }
+
+    let filter = bbrkit_diag::Filter { states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established), details: false, ..Default::default() };
+    if let (Some(cur), Ok(socks)) = (&facts.current_cc, bbrkit_diag::census(&filter)) {
+        let old: Vec<String> = socks.iter().filter(|s| s.cc.as_deref() != Some(cur.as_str())).map(|s| format!("{} -> {} uses {}", s.local, s.remote, s.cc.as_deref().unwrap_or("?"))).collect();
+        if !old.is_empty() {
+            let n = old.len();
+            out.push(f("old_connections", Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old.into_iter().take(10).collect(),
+                "they were created before the switch (or the application chose another algorithm): they move when they reconnect; restart long-lived services"));
+        }
+    }
+
+    if facts.qdisc("fq").is_some_and(|q| q.provision == kernel::Provision::Absent) {
+        let mut ev = facts.qdisc("fq").map(|q| q.evidence.clone()).unwrap_or_default();
+        ev.push("tcp_bbr.c: without fq, TCP falls back to internal pacing with one hrtimer per socket (Linux >= 4.13)".into());
+        out.push(f("no_fq", Level::Info, "kernel has no fq: BBR uses internal pacing (not a failure)", ev,
+            "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU"));
+    }
+    for cc in ["bbr"].iter().chain(facts.current_cc.iter().map(|s| s.as_str()).collect::<Vec<_>>().iter()) {
+        if facts.available_cc.iter().any(|a| a == cc) && !facts.allowed_cc.iter().any(|a| a == cc) {
+            let (level, why) = if environ.initial_netns == Some(false) {
+                (Level::Warning, "setting it as this namespace's default fails with EPERM")
+            } else {
+                (Level::Info, "unprivileged programs cannot select it per socket (TCP_CONGESTION)")
+            };
+            out.push(f("not_allowed", level, format!("{cc} is not in net.ipv4.tcp_allowed_congestion_control: {why}"),
+                vec![format!("tcp_allowed_congestion_control = {}", facts.allowed_cc.join(" "))],
+                format!("on the host: add {cc} to net.ipv4.tcp_allowed_congestion_control")));
+            break;
+        }
+    }
+
+    if let Ok(p) = std::fs::read_to_string(root.path("etc/tuned/active_profile"))
+        && !p.trim().is_empty()
+    {
+        let main = std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
+        let reapply = !main.lines().any(|l| l.replace(' ', "") == "reapply_sysctl=0");
+        out.push(if reapply {
+            f("tuned", Level::Info, format!("tuned profile {} is active and re-applies sysctl files after its own values", p.trim()),
+                vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p.trim()), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()],
+                "nothing required: bbrkit's /etc/sysctl.d file is re-applied after tuned")
+        } else {
+            f("tuned", Level::Warning, format!("tuned profile {} overrides sysctl files (reapply_sysctl = 0)", p.trim()),
+                vec![format!("{}: reapply_sysctl = 0", root.show(&root.path("etc/tuned/tuned-main.conf")))],
+                "set reapply_sysctl = 1 in tuned-main.conf or make the tuned profile set the same values")
+        });
+    }
+
+    let mut image_hits = Vec::new();
+    grep_keys(root, "etc/cloud/cloud.cfg", &mut image_hits);
+    grep_keys(root, "etc/cloud/cloud.cfg.d", &mut image_hits);
+    grep_keys(root, "etc/ufw/sysctl.conf", &mut image_hits);
+    if !image_hits.is_empty() {
+        out.push(f("image_files", Level::Warning, "cloud-init or ufw files set these keys outside sysctl.d", image_hits,
+            "cloud-init write_files/runcmd and ufw re-apply these values after boot: change them there to match"));
+    }
+
+    if let Ok(t) = std::fs::read_to_string("/proc/net/netstat") {
+        let c = parse_netstat(&t);
+        let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        if let (Some(i), Some(o)) = (get("IpExtInOctets"), get("IpExtOutOctets"))
+            && let Some(fi) = receive_finding(i, o)
+        {
+            out.push(fi);
+        }
+    }
+
+    out.sort_by(|a, b| b.level.cmp(&a.level));
+    let problem = out.iter().any(|x| x.level >= Level::Warning);
+    Ok(DoctorReport { findings: out, problem })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn netstat_pairs_and_receive_ratio() {
+        let t = "TcpExt: SyncookiesSent TCPOrigDataSent\nTcpExt: 0 42\nIpExt: InNoRoutes InOctets OutOctets\nIpExt: 0 500000000 1000000\n";
+        let c = parse_netstat(t);
+        assert!(c.contains(&("TcpExtTCPOrigDataSent".into(), 42)));
+        assert!(c.contains(&("IpExtInOctets".into(), 500_000_000)));
+        assert!(receive_finding(500_000_000, 1_000_000).is_some());
+        assert!(receive_finding(500_000_000, 200_000_000).is_none());
+        assert!(receive_finding(1_000, 0).is_none());
+    }
+}

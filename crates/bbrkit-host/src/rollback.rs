@@ -1,1 +1,161 @@
-//! stub
+//! `rollback`: restore the before-image exactly: files byte-identical (or
+//! absent again, symlinks as symlinks), runtime values, interface root
+//! qdiscs; then forget the image. Works after a reboot because the image
+//! lives on disk under the root. Never touches anything the image does not
+//! name.
+
+use serde::Serialize;
+
+use crate::qdisc::{self, Class};
+use crate::state::{self, Prior};
+use crate::{HostError, KEY_QDISC, Root, sysctl};
+
+/// One restored item.
+#[derive(Debug, Clone, Serialize)]
+pub struct Action {
+    /// File path, sysctl key or interface name.
+    pub what: String,
+    /// `restored`, `removed`, `unchanged`, `would_restore`, `would_remove`,
+    /// `skipped`, `failed`.
+    pub action: String,
+    /// One line of detail.
+    pub detail: String,
+}
+
+/// The `rollback` report (also the `--json` document).
+#[derive(Debug, Clone, Serialize)]
+pub struct RollbackReport {
+    /// There was no before-image: nothing to roll back.
+    pub nothing_to_roll_back: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// Where the before-image is (or was).
+    pub before_image: String,
+    /// Files.
+    pub files: Vec<Action>,
+    /// Runtime values.
+    pub runtime: Vec<Action>,
+    /// Interfaces.
+    pub interfaces: Vec<Action>,
+    /// Something could not be restored (the image is kept for a retry).
+    pub problem: bool,
+}
+
+fn act(what: &str, action: &str, detail: impl Into<String>) -> Action {
+    Action { what: what.into(), action: action.into(), detail: detail.into() }
+}
+
+/// Restores the before-image. `no_apply` restores files only.
+pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport, HostError> {
+    let mut report = RollbackReport {
+        nothing_to_roll_back: false,
+        dry_run,
+        before_image: root.show(&root.state_file()),
+        files: Vec::new(),
+        runtime: Vec::new(),
+        interfaces: Vec::new(),
+        problem: false,
+    };
+    let Some(image) = state::load(root)? else {
+        report.nothing_to_roll_back = true;
+        return Ok(report);
+    };
+    let needs_runtime = image.runtime.iter().any(|r| r.prior.is_some() && sysctl::read(&r.key).ok().flatten() != r.prior);
+    if !dry_run {
+        for f in &image.files {
+            let p = root.path(&f.path);
+            let dir = p.parent().unwrap_or(root.base());
+            if dir.exists() && nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
+                return Err(HostError::Permission(format!("cannot write {}", dir.display())));
+            }
+        }
+        if needs_runtime && !no_apply && !sysctl::writable(crate::KEY_CC) {
+            return Err(HostError::Permission(format!(
+                "cannot write {}; run as root, or use --no-apply to restore files only",
+                sysctl::proc_path(crate::KEY_CC).display()
+            )));
+        }
+    }
+
+    for f in &image.files {
+        let p = root.path(&f.path);
+        let shown = root.show(&p);
+        if f.prior.matches(&p) {
+            report.files.push(act(&shown, "unchanged", "already as before"));
+            if !dry_run {
+                crate::atomic::remove_stale_temp(&p).map_err(|e| HostError::io(&p, e))?;
+            }
+            continue;
+        }
+        let (verb, detail) = match &f.prior {
+            Prior::Absent => ("remove", "did not exist before".to_string()),
+            Prior::File { content_hex, .. } => ("restore", format!("{} bytes as before", content_hex.len() / 2)),
+            Prior::Symlink { target } => ("restore", format!("symlink to {target} as before")),
+        };
+        if dry_run {
+            report.files.push(act(&shown, &format!("would_{verb}"), detail));
+        } else {
+            f.prior.restore(&p)?;
+            report.files.push(act(&shown, if verb == "remove" { "removed" } else { "restored" }, detail));
+        }
+    }
+
+    // Runtime values: default_qdisc before the interfaces that depend on it.
+    for r in &image.runtime {
+        let now = sysctl::read(&r.key).ok().flatten();
+        let Some(prior) = &r.prior else {
+            report.runtime.push(act(&r.key, "skipped", "key did not exist before"));
+            continue;
+        };
+        if now.as_ref() == Some(prior) {
+            report.runtime.push(act(&r.key, "unchanged", format!("already {prior}")));
+        } else if dry_run {
+            report.runtime.push(act(&r.key, "would_restore", format!("{} -> {prior}", now.unwrap_or_default())));
+        } else if no_apply {
+            report.runtime.push(act(&r.key, "skipped", format!("--no-apply: stays {} until reboot", now.unwrap_or_default())));
+        } else {
+            match sysctl::write(&r.key, prior) {
+                Ok(()) => report.runtime.push(act(&r.key, "restored", format!("{} -> {prior} (read back)", now.unwrap_or_default()))),
+                Err(e) => {
+                    report.problem = true;
+                    report.runtime.push(act(&r.key, "failed", format!("writing {prior}: {e}")));
+                }
+            }
+        }
+    }
+
+    if !image.interfaces.is_empty() {
+        let list = qdisc::list().unwrap_or_default();
+        let default_now = sysctl::read(KEY_QDISC).ok().flatten();
+        for ii in &image.interfaces {
+            let before = ii.leaves.first().unwrap_or(&ii.root).clone();
+            let Some(cur) = list.iter().find(|i| i.name == ii.name) else {
+                report.interfaces.push(act(&ii.name, "skipped", "interface no longer exists"));
+                continue;
+            };
+            if cur.effective() == before || !matches!(cur.class, Class::KernelDefault | Class::Multiqueue) {
+                report.interfaces.push(act(&ii.name, "unchanged", format!("root qdisc {}", cur.describe())));
+            } else if dry_run || no_apply {
+                report.interfaces.push(act(&ii.name, "would_restore", format!("re-create root: {} -> {before}", cur.effective())));
+            } else {
+                match qdisc::recreate_root(cur.ifindex) {
+                    Ok(()) => report.interfaces.push(act(&ii.name, "restored", format!("root re-created from default_qdisc {}", default_now.clone().unwrap_or_default()))),
+                    Err(e) => {
+                        report.problem = true;
+                        report.interfaces.push(act(&ii.name, "failed", e.to_string()));
+                    }
+                }
+            }
+        }
+    }
+
+    if !dry_run && !report.problem {
+        state::discard(root)?;
+        let mut dirs = image.created_dirs.clone();
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+        for d in dirs {
+            let _ = std::fs::remove_dir(root.path(&d)); // only if empty
+        }
+    }
+    Ok(report)
+}

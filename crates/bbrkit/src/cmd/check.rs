@@ -1,12 +1,86 @@
-//! `bbrkit check` (placeholder until its issue lands).
+//! `bbrkit check`: what this kernel offers, one line per fact with its
+//! evidence. Renders `bbrkit_host::check::inspect`; holds no logic.
 
-use crate::{Global, Outcome};
+use std::path::PathBuf;
+
+use bbrkit_host::Root;
+
+use crate::{Global, Outcome, print_json};
 
 /// Arguments of `bbrkit check`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Alternate filesystem root for every file read (sysctl.d, boot/, lib/modules/).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
 /// Runs `bbrkit check`.
-pub fn run(_args: Args, _global: Global) -> anyhow::Result<Outcome> {
-    anyhow::bail!("'check' is not implemented yet")
+pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
+    let root = Root::from_option(args.root.as_deref())?;
+    let r = bbrkit_host::check::inspect(&root);
+    if global.json {
+        print_json(&r)?;
+        return Ok(Outcome::Ok);
+    }
+    let k = &r.kernel;
+    let e = &r.environment;
+    let line = |label: &str, text: String| println!("{label:<16}{text}");
+    line("kernel", format!("{} (/proc/sys/kernel/osrelease; config: {})", k.release, k.config_source.as_deref().unwrap_or("none found")));
+    line("cc available", format!("{} (net.ipv4.tcp_available_congestion_control)", k.available_cc.join(" ")));
+    if !k.loadable_cc.is_empty() {
+        line("cc loadable", format!("{} (modules on disk, autoloaded on use)", k.loadable_cc.join(" ")));
+    }
+    line("cc allowed", format!("{} (net.ipv4.tcp_allowed_congestion_control)", k.allowed_cc.join(" ")));
+    line("cc current", format!("{} (net.ipv4.tcp_congestion_control, this network namespace)", k.current_cc.as_deref().unwrap_or("(absent)")));
+    line("bbr", format!("{} ({})", k.bbr.provision.word(), k.bbr.evidence.join("; ")));
+    line("bbr version", format!("{} ({})", k.bbr_version, k.bbr_version_evidence));
+    for q in &k.qdiscs {
+        let mut text = format!("{} ({})", q.provision.word(), q.evidence.join("; "));
+        if q.name == "fq" && q.provision == bbrkit_host::kernel::Provision::Absent {
+            text.push_str("; BBR uses internal pacing (Linux >= 4.13)");
+        }
+        line(&format!("qdisc {}", q.name), text);
+    }
+    line(
+        "default qdisc",
+        match &k.default_qdisc {
+            Some(d) => format!("{d} (net.core.default_qdisc)"),
+            None => "absent in this network namespace: the host's setting applies".into(),
+        },
+    );
+    for i in &r.interfaces {
+        line(
+            &format!("iface {}", i.name),
+            format!("root {} [{:?}, {} tx queue(s), {}] (rtnetlink)", i.describe(), i.class, i.tx_queues, if i.up { "up" } else { "down" }).replace("KernelDefault", "kernel default").replace("NoQueue", "no queue").replace("Multiqueue", "multiqueue").replace("Deliberate", "deliberate").replace("Inactive", "inactive"),
+        );
+    }
+    if let Some(err) = &r.interfaces_error {
+        line("interfaces", format!("unreadable: {err}"));
+    }
+    line(
+        "container",
+        match &e.container {
+            Some(c) => format!("{c} ({})", e.container_evidence.join("; ")),
+            None if e.container_evidence.is_empty() => "none detected".into(),
+            None => format!("none detected ({})", e.container_evidence.join("; ")),
+        },
+    );
+    if let Some(v) = &e.virtualization {
+        line("virtualization", v.clone());
+    }
+    line(
+        "netns",
+        format!(
+            "{} ({})",
+            match e.initial_netns {
+                Some(true) => "initial",
+                Some(false) => "non-initial (container): default qdisc and modules belong to the host",
+                None => "unknown",
+            },
+            e.netns_evidence
+        ),
+    );
+    line("/proc/sys/net", format!("{} ({})", if e.proc_sys_net_writable { "writable" } else { "not writable" }, e.proc_sys_evidence));
+    Ok(Outcome::Ok)
 }

@@ -1,12 +1,121 @@
-//! `bbrkit enable` (placeholder until its issue lands).
+//! `bbrkit enable`: persist and apply BBR (+ fq where the kernel has it).
+//! Renders `bbrkit_host::enable::run`; holds no logic.
 
-use crate::{Global, Outcome};
+use std::path::PathBuf;
+
+use bbrkit_host::Root;
+use bbrkit_host::enable::{Options, QdiscChoice, RuntimeStatus};
+
+use crate::{Global, Outcome, print_json};
+
+/// `--qdisc` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Qdisc {
+    /// fq when the kernel has it, else leave the default qdisc.
+    Auto,
+    /// fq.
+    Fq,
+    /// fq_codel.
+    #[value(name = "fq_codel")]
+    FqCodel,
+    /// Leave the default qdisc alone.
+    Keep,
+}
 
 /// Arguments of `bbrkit enable`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Congestion control algorithm to make the default.
+    #[arg(long, default_value = "bbr")]
+    pub cc: String,
+    /// Default qdisc: auto (fq when available), fq, fq_codel, keep.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub qdisc: Qdisc,
+    /// Add the tuning set (buffers, notsent_lowat, mtu probing, no slow start after idle).
+    #[arg(long)]
+    pub tune: bool,
+    /// Show what would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the file only; no /proc/sys or qdisc changes.
+    #[arg(long)]
+    pub no_apply: bool,
+    /// Proceed even if another file overrides bbrkit's value at boot.
+    #[arg(long)]
+    pub force: bool,
+    /// Alternate filesystem root for every file read or written.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
 /// Runs `bbrkit enable`.
-pub fn run(_args: Args, _global: Global) -> anyhow::Result<Outcome> {
-    anyhow::bail!("'enable' is not implemented yet")
+pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
+    let root = Root::from_option(args.root.as_deref())?;
+    let opts = Options {
+        cc: args.cc,
+        qdisc: match args.qdisc {
+            Qdisc::Auto => QdiscChoice::Auto,
+            Qdisc::Fq => QdiscChoice::Fq,
+            Qdisc::FqCodel => QdiscChoice::FqCodel,
+            Qdisc::Keep => QdiscChoice::Keep,
+        },
+        tune: args.tune,
+        dry_run: args.dry_run,
+        no_apply: args.no_apply,
+        force: args.force,
+    };
+    let r = bbrkit_host::enable::run(&root, &opts)?;
+    let outcome = if r.problem { Outcome::Problem } else { Outcome::Ok };
+    if global.json {
+        print_json(&r)?;
+        return Ok(outcome);
+    }
+    let tag = if r.dry_run { "dry run: " } else { "" };
+    for k in &r.keys {
+        let status = match k.runtime {
+            RuntimeStatus::Set => "set",
+            RuntimeStatus::AlreadySet => "already",
+            RuntimeStatus::WouldSet => "would set",
+            RuntimeStatus::Skipped => "skipped",
+            RuntimeStatus::HostOnly => "host's job",
+            RuntimeStatus::NoKernelSupport => "no kernel support",
+            RuntimeStatus::NotPermitted => "EPERM",
+            RuntimeStatus::Failed => "FAILED",
+        };
+        println!("{tag}{} = {}  [{status}] {}", k.key, k.value, k.detail);
+        println!("    why: {}{}", k.rationale, if k.persisted { "" } else { " (not persisted here)" });
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+    let verb = match (r.dry_run, r.file_changed, r.blocked) {
+        (_, _, true) => "not written (blocked)",
+        (true, true, _) => "would write",
+        (false, true, _) => "wrote",
+        (_, false, _) => "unchanged",
+    };
+    println!("file: {verb} {}", r.file);
+    if r.dry_run && r.file_changed {
+        for l in r.content.lines() {
+            println!("    | {l}");
+        }
+    }
+    for b in &r.boot {
+        let who = match (&b.file, b.line) {
+            (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
+            _ => "no file".into(),
+        };
+        println!("boot: {} {} wins with {who}{}", b.loader.name(), b.key, if b.ok { "" } else { "  <- overrides bbrkit" });
+    }
+    for i in &r.interfaces {
+        println!("iface {} ({}): {}: {}", i.name, i.before.trim(), i.action.replace('_', " "), i.detail);
+    }
+    if r.blocked {
+        println!("blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed.");
+    } else if r.changed {
+        println!("{}changed: before-image in {}", if r.dry_run { "would be " } else { "" }, r.before_image);
+    } else {
+        println!("nothing to change: already enabled");
+    }
+    Ok(outcome)
 }

@@ -1,12 +1,33 @@
-//! `bbrkit verify` (placeholder until its issue lands).
+//! `bbrkit verify`: one `ok`/`FAIL key=value expected=value` line per check.
+//! Renders `bbrkit_host::verify::run`; holds no logic.
 
-use crate::{Global, Outcome};
+use std::path::PathBuf;
+
+use bbrkit_host::Root;
+
+use crate::{Global, Outcome, print_json};
 
 /// Arguments of `bbrkit verify`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Expected algorithm (default: the one in bbrkit's file, else bbr).
+    #[arg(long)]
+    pub cc: Option<String>,
+    /// Alternate filesystem root for every file read.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
 /// Runs `bbrkit verify`.
-pub fn run(_args: Args, _global: Global) -> anyhow::Result<Outcome> {
-    anyhow::bail!("'verify' is not implemented yet")
+pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
+    let root = Root::from_option(args.root.as_deref())?;
+    let r = bbrkit_host::verify::run(&root, args.cc.as_deref())?;
+    if global.json {
+        print_json(&r)?;
+    } else {
+        for c in &r.checks {
+            println!("{}", c.line());
+        }
+    }
+    Ok(if r.ok { Outcome::Ok } else { Outcome::Problem })
 }
