@@ -1,7 +1,22 @@
 //! The lab: kernel TCP in throwaway network namespaces.
 //!
-//! Owns namespace topologies with guaranteed cleanup (success, error, panic,
-//! SIGINT, SIGTERM; `--cleanup` for SIGKILL leftovers), the link emulator
-//! (kernel netem where present, else a userspace forwarder), the traffic tester
-//! and the experiment runner. Must never touch an interface, namespace or
-//! sysctl outside its own namespaces (host values it must change are restored).
+//! Owns namespace topologies with guaranteed cleanup (the namespaces are held
+//! only by file descriptors, so they vanish with the process whatever ends
+//! it), the link emulator (kernel netem where present, else a userspace
+//! AF_PACKET forwarder), the traffic tester and the experiment runner. Must
+//! never touch an interface, namespace or sysctl outside its own namespaces.
+
+pub mod cleanup;
+pub mod emulator;
+pub mod error;
+pub mod ethtool;
+pub mod netlink;
+pub mod netns;
+pub mod probe;
+pub mod runner;
+pub mod signals;
+pub mod tcpinfo;
+pub mod tester;
+pub mod topology;
+
+pub use error::{LabError, Result};

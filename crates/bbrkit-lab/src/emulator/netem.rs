@@ -1,0 +1,73 @@
+//! Kernel netem detection and configuration on the router's egress toward
+//! the client.
+//!
+//! Owns the raw `TCA_OPTIONS` of netem (`struct tc_netem_qopt` followed by
+//! 64-bit latency/jitter/rate and PRNG-seed attributes). Must only touch the
+//! router namespace's `veth-rc`.
+
+use crate::error::{LabError, Result};
+use crate::netlink::Rtnl;
+use crate::topology::Topology;
+
+use super::model::LinkParams;
+
+const TCA_NETEM_RATE64: u16 = 8;
+const TCA_NETEM_RATE: u16 = 6;
+const TCA_NETEM_LATENCY64: u16 = 10;
+const TCA_NETEM_JITTER64: u16 = 11;
+const TCA_NETEM_PRNG_SEED: u16 = 14;
+
+/// The `TCA_OPTIONS` payload for netem with `params` and `limit` packets.
+pub fn netem_options(params: &LinkParams, limit: u32, seed: u64) -> Vec<u8> {
+    let loss = (params.loss.clamp(0.0, 1.0) * u32::MAX as f64) as u32;
+    let mut out = Vec::new();
+    // struct tc_netem_qopt { latency, limit, loss, gap, duplicate, jitter }
+    for v in [0u32, limit, loss, 0, 0, 0] {
+        out.extend_from_slice(&v.to_ne_bytes());
+    }
+    let mut nla = |kind: u16, value: &[u8]| {
+        let len = 4 + value.len();
+        out.extend_from_slice(&(len as u16).to_ne_bytes());
+        out.extend_from_slice(&kind.to_ne_bytes());
+        out.extend_from_slice(value);
+        out.resize(out.len() + ((4 - len % 4) % 4), 0);
+    };
+    nla(TCA_NETEM_LATENCY64, &(params.delay.as_nanos() as i64).to_ne_bytes());
+    nla(TCA_NETEM_JITTER64, &(params.jitter.as_nanos() as i64).to_ne_bytes());
+    nla(TCA_NETEM_PRNG_SEED, &seed.to_ne_bytes());
+    if let Some(rate) = params.rate_bps {
+        let bytes_per_s = rate / 8;
+        let mut r = Vec::new();
+        // struct tc_netem_rate { rate, packet_overhead, cell_size, cell_overhead }
+        for v in [bytes_per_s.min(u32::MAX as u64) as u32, 0, 0, 0] {
+            r.extend_from_slice(&v.to_ne_bytes());
+        }
+        nla(TCA_NETEM_RATE, &r);
+        if bytes_per_s >= u32::MAX as u64 {
+            nla(TCA_NETEM_RATE64, &bytes_per_s.to_ne_bytes());
+        }
+    }
+    out
+}
+
+/// True when the kernel accepts a netem qdisc (probed on the router's
+/// `veth-rc`, removed again by replacing nothing: the probe qdisc stays only
+/// if netem exists, and is then reconfigured by [`configure`]).
+pub fn kernel_has_netem(topo: &Topology) -> Result<bool> {
+    topo.router.run(|| {
+        let mut nl = Rtnl::open()?;
+        let opts = netem_options(&LinkParams::transparent(), 1000, 0);
+        match nl.add_root_qdisc(topo.router_client_index, "netem", opts) {
+            Ok(()) => Ok(true),
+            Err(LabError::Netlink { source, .. })
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::ENOENT) | Some(libc::EINVAL) | Some(libc::EOPNOTSUPP)
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    })
+}

@@ -1,0 +1,156 @@
+//! A minimal synchronous rtnetlink client for the lab's own namespaces.
+//!
+//! Owns the few requests the lab needs: create a veth pair whose ends are
+//! born inside lab namespaces, bring links up, add IPv4 addresses, add a
+//! qdisc. The socket talks to the namespace of the thread that created it;
+//! must never be created on a thread that is not inside a lab namespace.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::os::fd::RawFd;
+
+use netlink_packet_core::{
+    DefaultNla, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage,
+    NetlinkPayload,
+};
+use netlink_packet_route::address::{AddressAttribute, AddressMessage};
+use netlink_packet_route::link::{
+    InfoData, InfoKind, InfoVeth, LinkAttribute, LinkFlags, LinkInfo, LinkMessage,
+};
+use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage};
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
+
+use crate::error::{LabError, Result};
+
+/// An rtnetlink socket bound to the calling thread's network namespace.
+pub struct Rtnl {
+    sock: Socket,
+    seq: u32,
+}
+
+impl Rtnl {
+    /// Opens a socket in the calling thread's namespace.
+    pub fn open() -> Result<Rtnl> {
+        let mut sock = Socket::new(NETLINK_ROUTE).map_err(|e| nl("open socket", e))?;
+        sock.bind_auto().map_err(|e| nl("bind", e))?;
+        sock.connect(&SocketAddr::new(0, 0))
+            .map_err(|e| nl("connect", e))?;
+        Ok(Rtnl { sock, seq: 1 })
+    }
+
+    fn request(&mut self, what: &str, msg: RouteNetlinkMessage, flags: u16) -> Result<()> {
+        let mut header = NetlinkHeader::default();
+        header.flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+        self.seq += 1;
+        header.sequence_number = self.seq;
+        let mut packet = NetlinkMessage::new(header, NetlinkPayload::InnerMessage(msg));
+        packet.finalize();
+        let mut buf = vec![0u8; packet.buffer_len()];
+        packet.serialize(&mut buf);
+        self.sock.send(&buf, 0).map_err(|e| nl(what, e))?;
+        loop {
+            let (data, _) = self.sock.recv_from_full().map_err(|e| nl(what, e))?;
+            let mut offset = 0;
+            while offset < data.len() {
+                let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&data[offset..])
+                    .map_err(|e| nl(what, io::Error::other(e.to_string())))?;
+                let len = reply.header.length as usize;
+                if reply.header.sequence_number == self.seq
+                    && let NetlinkPayload::Error(err) = reply.payload
+                {
+                    return match err.code {
+                        None => Ok(()),
+                        Some(_) => Err(nl(what, err.to_io())),
+                    };
+                }
+                if len == 0 {
+                    break;
+                }
+                offset += len;
+            }
+        }
+    }
+
+    /// Creates veth `name` here (in this namespace) with its peer `peer`
+    /// born directly in the namespace `peer_ns`, both with `mtu`.
+    pub fn add_veth(&mut self, name: &str, peer: &str, peer_ns: RawFd, mtu: u32) -> Result<()> {
+        let mut peer_msg = LinkMessage::default();
+        peer_msg.attributes = vec![
+            LinkAttribute::IfName(peer.to_string()),
+            LinkAttribute::Mtu(mtu),
+            LinkAttribute::NetNsFd(peer_ns),
+        ];
+        let mut msg = LinkMessage::default();
+        msg.attributes = vec![
+            LinkAttribute::IfName(name.to_string()),
+            LinkAttribute::Mtu(mtu),
+            LinkAttribute::LinkInfo(vec![
+                LinkInfo::Kind(InfoKind::Veth),
+                LinkInfo::Data(InfoData::Veth(InfoVeth::Peer(peer_msg))),
+            ]),
+        ];
+        self.request(
+            &format!("create veth {name}/{peer}"),
+            RouteNetlinkMessage::NewLink(msg),
+            NLM_F_CREATE | NLM_F_EXCL,
+        )
+    }
+
+    /// Sets link `index` administratively up.
+    pub fn set_up(&mut self, index: u32) -> Result<()> {
+        let mut msg = LinkMessage::default();
+        msg.header.index = index;
+        msg.header.flags = LinkFlags::Up;
+        msg.header.change_mask = LinkFlags::Up;
+        self.request(
+            &format!("set link {index} up"),
+            RouteNetlinkMessage::SetLink(msg),
+            0,
+        )
+    }
+
+    /// Adds `addr/prefix` to link `index`.
+    pub fn add_address(&mut self, index: u32, addr: Ipv4Addr, prefix: u8) -> Result<()> {
+        let mut msg = AddressMessage::default();
+        msg.header.family = AddressFamily::Inet;
+        msg.header.prefix_len = prefix;
+        msg.header.index = index;
+        msg.attributes = vec![
+            AddressAttribute::Local(IpAddr::V4(addr)),
+            AddressAttribute::Address(IpAddr::V4(addr)),
+        ];
+        self.request(
+            &format!("add address {addr}/{prefix}"),
+            RouteNetlinkMessage::NewAddress(msg),
+            NLM_F_CREATE | NLM_F_EXCL,
+        )
+    }
+
+    /// Adds a root qdisc of `kind` with raw `TCA_OPTIONS` bytes to link `index`.
+    pub fn add_root_qdisc(&mut self, index: u32, kind: &str, options: Vec<u8>) -> Result<()> {
+        let mut msg = TcMessage::default();
+        msg.header.family = AddressFamily::Unspec;
+        msg.header.index = index as i32;
+        msg.header.handle = TcHandle { major: 1, minor: 0 };
+        msg.header.parent = TcHandle::ROOT;
+        msg.attributes = vec![
+            TcAttribute::Kind(kind.to_string()),
+            TcAttribute::Other(DefaultNla::new(TCA_OPTIONS, options)),
+        ];
+        self.request(
+            &format!("add {kind} qdisc"),
+            RouteNetlinkMessage::NewQueueDiscipline(msg),
+            NLM_F_CREATE | NLM_F_EXCL,
+        )
+    }
+}
+
+const TCA_OPTIONS: u16 = 2;
+
+fn nl(what: &str, source: io::Error) -> LabError {
+    LabError::Netlink {
+        what: what.to_string(),
+        source,
+    }
+}

@@ -1,0 +1,486 @@
+//! The experiment runner: algorithms × conditions × runs on one topology.
+//!
+//! Owns the plan (conditions, algorithms, runs, duration, flows, seeds), the
+//! order of runs (for each condition and run, every algorithm in turn, so slow
+//! drifts of the machine hit all algorithms alike), repeating runs the
+//! emulator spoiled, medians, and the report. Must never print: progress is
+//! reported through a callback.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::emulator::model::LinkParams;
+use crate::emulator::{Emulator, EmulatorKind, EmulatorReport};
+use crate::error::{LabError, Result};
+use crate::probe::{ProbeResult, probe};
+use crate::tcpinfo;
+use crate::tester::{CcOn, FlowResult, TestSpec, run_test};
+use crate::topology::Topology;
+
+/// Size of the bottleneck buffer, resolved per condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BufferSpec {
+    /// Bytes.
+    Bytes(u64),
+    /// MTU-sized frames.
+    Packets(u64),
+    /// Multiples of rate × delay.
+    Bdp(f64),
+}
+
+/// One path condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Condition {
+    /// One-way delay of the data direction.
+    pub delay: Duration,
+    /// Uniform jitter.
+    pub jitter: Duration,
+    /// Random loss probability.
+    pub loss: f64,
+    /// Bottleneck rate, bits/s.
+    pub rate_bps: Option<u64>,
+    /// Bottleneck buffer.
+    pub buffer: BufferSpec,
+}
+
+impl Condition {
+    /// The emulator parameters for links of `mtu` bytes. A buffer smaller
+    /// than 10 frames is raised to 10 frames.
+    pub fn params(&self, mtu: u32) -> LinkParams {
+        let frame = mtu as u64 + 14;
+        let buffer_bytes = self.rate_bps.map(|rate| {
+            let b = match self.buffer {
+                BufferSpec::Bytes(b) => b,
+                BufferSpec::Packets(p) => p * frame,
+                BufferSpec::Bdp(x) => (x * rate as f64 / 8.0 * self.delay.as_secs_f64()) as u64,
+            };
+            b.max(10 * frame)
+        });
+        LinkParams {
+            delay: self.delay,
+            jitter: self.jitter,
+            loss: self.loss,
+            rate_bps: self.rate_bps,
+            buffer_bytes,
+        }
+    }
+
+    /// A short human label, like the seed's table rows.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.delay.is_zero() {
+            parts.push(format!("{} ms", fmt_num(self.delay.as_secs_f64() * 1e3)));
+        }
+        if !self.jitter.is_zero() {
+            parts.push(format!("±{} ms", fmt_num(self.jitter.as_secs_f64() * 1e3)));
+        }
+        if self.loss > 0.0 {
+            parts.push(format!("{}% loss", fmt_num(self.loss * 100.0)));
+        }
+        if let Some(r) = self.rate_bps {
+            parts.push(format!("{} Mbit/s", fmt_num(r as f64 / 1e6)));
+        }
+        if parts.is_empty() {
+            "no impairment".into()
+        } else {
+            parts.join(" + ")
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The whole experiment.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Path conditions, in order.
+    pub conditions: Vec<Condition>,
+    /// Algorithms, in order (the ratio column is last ÷ first).
+    pub algorithms: Vec<String>,
+    /// Runs per condition × algorithm.
+    pub runs: usize,
+    /// Sending time per run.
+    pub duration: Duration,
+    /// Parallel flows per run.
+    pub flows: usize,
+    /// Where the algorithm is set.
+    pub cc_on: CcOn,
+    /// Requested emulator.
+    pub emulator: EmulatorKind,
+    /// Base seed of the loss process (run seeds derive from it).
+    pub seed: u64,
+    /// Link MTU.
+    pub mtu: u32,
+    /// How often a spoiled run is repeated.
+    pub retries: usize,
+}
+
+/// One run of one algorithm under one condition.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// 1-based run number.
+    pub run: usize,
+    /// Seed of the emulator's loss process.
+    pub seed: u64,
+    /// Receiver goodput summed over flows.
+    pub bits_per_second: f64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Sender retransmissions (`tcpi_total_retrans`) summed over flows.
+    pub retransmits: u64,
+    /// Sender CPU seconds (sending threads; softirq work done on other
+    /// threads is not included).
+    pub sender_cpu_s: f64,
+    /// Per flow.
+    pub flows: Vec<FlowResult>,
+    /// The emulator's account of the run (userspace emulator only).
+    pub emulator: Option<EmulatorReport>,
+    /// True when the emulator delivered too many frames late or dropped
+    /// frames of its own (see `spoiled_reason`); such runs are repeated.
+    pub spoiled: bool,
+    /// Why the run counts as spoiled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spoiled_reason: Option<String>,
+    /// Attempts made for this run (1 = not repeated).
+    pub attempts: usize,
+}
+
+/// One algorithm under one condition.
+#[derive(Debug, Clone, Serialize)]
+pub struct CcResult {
+    /// Algorithm name.
+    pub cc: String,
+    /// Median over runs of goodput.
+    pub bits_per_second: f64,
+    /// Median over runs of retransmissions.
+    pub retransmits: f64,
+    /// Every run.
+    pub runs: Vec<RunResult>,
+}
+
+/// One condition with all its algorithms.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConditionResult {
+    /// Human label.
+    pub label: String,
+    /// The emulator parameters.
+    #[serde(flatten)]
+    pub link: LinkParams,
+    /// A UDP ping through the path before the runs.
+    pub probe: Option<ProbeResult>,
+    /// Per algorithm, in plan order.
+    pub results: Vec<CcResult>,
+    /// Median of the last algorithm ÷ median of the first.
+    pub ratio: Option<f64>,
+}
+
+/// The experiment's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabReport {
+    /// Per-run name prefix.
+    pub prefix: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// The emulator used.
+    pub emulator: EmulatorKind,
+    /// Base seed.
+    pub seed: u64,
+    /// Runs per condition × algorithm.
+    pub runs: usize,
+    /// Sending time per run.
+    pub duration_s: f64,
+    /// Parallel flows.
+    pub flows: usize,
+    /// Where the algorithm was set.
+    pub cc_on: CcOn,
+    /// Link MTU in bytes.
+    pub mtu: u32,
+    /// Per condition.
+    pub conditions: Vec<ConditionResult>,
+}
+
+/// Progress events.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// A run finished (`done` of `total` runs, repeats not counted).
+    RunDone {
+        /// Finished runs.
+        done: usize,
+        /// All runs.
+        total: usize,
+        /// Condition label.
+        condition: &'a str,
+        /// The run.
+        cc: &'a str,
+        /// Its result.
+        result: &'a RunResult,
+    },
+    /// A spoiled run is being repeated.
+    Repeat {
+        /// Why.
+        reason: &'a str,
+    },
+}
+
+/// Checks the plan against the kernel before anything is built.
+pub fn validate(plan: &Plan) -> Result<()> {
+    let available = tcpinfo::available_algorithms()
+        .map_err(|e| LabError::io("read tcp_available_congestion_control", e))?;
+    for cc in &plan.algorithms {
+        if !available.iter().any(|a| a == cc) {
+            return Err(LabError::UnknownAlgorithm {
+                wanted: cc.clone(),
+                available: available.join(" "),
+            });
+        }
+    }
+    if plan.algorithms.is_empty() || plan.conditions.is_empty() || plan.runs == 0 {
+        return Err(LabError::Invalid("nothing to run".into()));
+    }
+    if plan.flows == 0 || plan.flows > 64 {
+        return Err(LabError::Invalid("parallel flows must be 1..=64".into()));
+    }
+    if plan.duration < Duration::from_millis(500) {
+        return Err(LabError::Invalid("duration must be at least 500ms".into()));
+    }
+    if !(576..=9000).contains(&plan.mtu) {
+        return Err(LabError::Invalid("mtu must be 576..=9000".into()));
+    }
+    Ok(())
+}
+
+/// Why a run's emulator report makes it untrustworthy, if it does.
+pub fn spoiled(rep: &EmulatorReport) -> Option<String> {
+    let d = &rep.data;
+    let own_drops = d.kernel_drops + d.overflow_drops + rep.reverse.kernel_drops;
+    if d.frames_in > 0 && own_drops as f64 > 0.001 * d.frames_in as f64 {
+        return Some(format!("emulator dropped {own_drops} frames of its own"));
+    }
+    if d.frames_out > 0 && d.late_frames as f64 > 0.10 * d.frames_out as f64 {
+        return Some(format!(
+            "{} of {} frames delivered > {} µs late (CPU stall or emulator at its ceiling)",
+            d.late_frames, d.frames_out, d.late_us_threshold
+        ));
+    }
+    None
+}
+
+/// Runs `plan` on `topo` with the resolved emulator `kind`.
+pub fn run(
+    plan: &Plan,
+    topo: &Topology,
+    kind: EmulatorKind,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<LabReport> {
+    if kind != EmulatorKind::Userspace {
+        return Err(LabError::EmulatorUnavailable(
+            "only the userspace emulator is implemented for runs".into(),
+        ));
+    }
+    let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
+    let mut done = 0;
+    let mut conditions = Vec::new();
+    for (ci, cond) in plan.conditions.iter().enumerate() {
+        let link = cond.params(plan.mtu);
+        let label = cond.label();
+        let probe_result = {
+            let emu = Emulator::start(topo, link, plan.seed ^ 0x9e37)?;
+            let p = probe(topo, 50, Duration::from_millis(4), Duration::from_millis(200) + link.delay * 2);
+            drop(emu);
+            Some(p?)
+        };
+        let mut results: Vec<CcResult> = plan
+            .algorithms
+            .iter()
+            .map(|cc| CcResult {
+                cc: cc.clone(),
+                bits_per_second: 0.0,
+                retransmits: 0.0,
+                runs: Vec::new(),
+            })
+            .collect();
+        for run_no in 1..=plan.runs {
+            for (ai, cc) in plan.algorithms.iter().enumerate() {
+                let seed = plan
+                    .seed
+                    .wrapping_add((ci as u64) << 32)
+                    .wrapping_add((run_no as u64) << 16)
+                    .wrapping_add(ai as u64);
+                let spec = TestSpec {
+                    cc: cc.clone(),
+                    cc_on: plan.cc_on,
+                    flows: plan.flows,
+                    duration: plan.duration,
+                    sample_every: Duration::from_millis(100),
+                };
+                let mut attempts = 0;
+                let result = loop {
+                    attempts += 1;
+                    let r = one_run(topo, link, &spec, seed, run_no, cancel)?;
+                    if r.spoiled && attempts <= plan.retries {
+                        on_event(Event::Repeat {
+                            reason: r.spoiled_reason.as_deref().unwrap_or(""),
+                        });
+                        continue;
+                    }
+                    break RunResult { attempts, ..r };
+                };
+                done += 1;
+                on_event(Event::RunDone {
+                    done,
+                    total,
+                    condition: &label,
+                    cc,
+                    result: &result,
+                });
+                results[ai].runs.push(result);
+            }
+        }
+        for r in &mut results {
+            r.bits_per_second = median(r.runs.iter().map(|x| x.bits_per_second).collect());
+            r.retransmits = median(r.runs.iter().map(|x| x.retransmits as f64).collect());
+        }
+        let ratio = match (results.first(), results.last()) {
+            (Some(a), Some(b)) if results.len() > 1 && a.bits_per_second > 0.0 => {
+                Some(b.bits_per_second / a.bits_per_second)
+            }
+            _ => None,
+        };
+        conditions.push(ConditionResult {
+            label,
+            link,
+            probe: probe_result,
+            results,
+            ratio,
+        });
+    }
+    Ok(LabReport {
+        prefix: topo.prefix.clone(),
+        kernel: kernel_release(),
+        emulator: kind,
+        seed: plan.seed,
+        runs: plan.runs,
+        duration_s: plan.duration.as_secs_f64(),
+        flows: plan.flows,
+        cc_on: plan.cc_on,
+        mtu: plan.mtu,
+        conditions,
+    })
+}
+
+fn one_run(
+    topo: &Topology,
+    link: LinkParams,
+    spec: &TestSpec,
+    seed: u64,
+    run_no: usize,
+    cancel: &AtomicBool,
+) -> Result<RunResult> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(LabError::Interrupted);
+    }
+    let emu = Emulator::start(topo, link, seed)?;
+    let test = run_test(topo, spec, cancel);
+    let rep = emu.stop()?;
+    let test = test?;
+    let reason = spoiled(&rep);
+    Ok(RunResult {
+        run: run_no,
+        seed,
+        bits_per_second: test.bits_per_second,
+        bytes: test.bytes,
+        retransmits: test.retransmits,
+        sender_cpu_s: test.sender_cpu_s,
+        flows: test.flows,
+        emulator: Some(rep),
+        spoiled: reason.is_some(),
+        spoiled_reason: reason,
+        attempts: 1,
+    })
+}
+
+/// The median (mean of the middle two for an even count); 0 when empty.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The seed experiment: no impairment, 10 ms + 2 % loss, 10 ms + 5 % loss.
+pub fn seed_conditions() -> Vec<Condition> {
+    let c = |ms, loss| Condition {
+        delay: Duration::from_millis(ms),
+        jitter: Duration::ZERO,
+        loss,
+        rate_bps: None,
+        buffer: BufferSpec::Bdp(1.0),
+    };
+    vec![c(0, 0.0), c(10, 0.02), c(10, 0.05)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(vec![]), 0.0);
+    }
+
+    #[test]
+    fn labels_follow_the_seed_table() {
+        let s = seed_conditions();
+        assert_eq!(s[0].label(), "no impairment");
+        assert_eq!(s[1].label(), "10 ms + 2% loss");
+        assert_eq!(s[2].label(), "10 ms + 5% loss");
+    }
+
+    #[test]
+    fn buffer_resolves_to_bytes() {
+        let mut c = seed_conditions()[1];
+        c.rate_bps = Some(100_000_000);
+        c.buffer = BufferSpec::Bdp(1.0);
+        // 100 Mbit/s × 10 ms = 125 000 bytes.
+        assert_eq!(c.params(1500).buffer_bytes, Some(125_000));
+        c.buffer = BufferSpec::Packets(100);
+        assert_eq!(c.params(1500).buffer_bytes, Some(151_400));
+        c.buffer = BufferSpec::Bytes(1);
+        assert_eq!(c.params(1500).buffer_bytes, Some(15_140), "at least 10 frames");
+        c.rate_bps = None;
+        assert_eq!(c.params(1500).buffer_bytes, None);
+    }
+
+    #[test]
+    fn spoiled_runs_are_recognised() {
+        let mut rep = EmulatorReport::default();
+        rep.data.frames_in = 1000;
+        rep.data.frames_out = 1000;
+        assert_eq!(spoiled(&rep), None);
+        rep.data.late_frames = 200;
+        assert!(spoiled(&rep).unwrap().contains("late"));
+        rep.data.late_frames = 0;
+        rep.data.kernel_drops = 5;
+        assert!(spoiled(&rep).unwrap().contains("dropped"));
+    }
+}

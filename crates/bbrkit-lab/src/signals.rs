@@ -1,0 +1,73 @@
+//! SIGINT/SIGTERM turned into a cancel flag, so a lab run stops between two
+//! system calls and tears its namespaces down before the process exits.
+//!
+//! Owns blocking the two signals (call [`install`] before any other thread is
+//! spawned, so every thread inherits the mask) and a thread that waits for
+//! them. A second signal, or a teardown that takes longer than
+//! `grace`, ends the process at once with 128 + signal: the lab's namespaces
+//! are held only by file descriptors, so they vanish with the process anyway.
+//! Must never install a handler that runs code in signal context.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+
+use crate::error::{LabError, Result};
+
+/// Shared state of the signal thread.
+#[derive(Debug, Clone)]
+pub struct SignalGuard {
+    /// Set when SIGINT or SIGTERM arrived.
+    pub cancel: Arc<AtomicBool>,
+    signal: Arc<AtomicI32>,
+}
+
+impl SignalGuard {
+    /// The signal that arrived, if any.
+    pub fn signal(&self) -> Option<i32> {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// The conventional exit status for the signal (130 for SIGINT, 143 for SIGTERM).
+    pub fn exit_code(&self) -> Option<i32> {
+        self.signal().map(|s| 128 + s)
+    }
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread and starts the thread
+/// that waits for them.
+pub fn install(grace: Duration) -> Result<SignalGuard> {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None)
+        .map_err(|e| LabError::io("block SIGINT/SIGTERM", e.into()))?;
+    let guard = SignalGuard {
+        cancel: Arc::new(AtomicBool::new(false)),
+        signal: Arc::new(AtomicI32::new(0)),
+    };
+    let g = guard.clone();
+    std::thread::Builder::new()
+        .name("bbrkit-signals".into())
+        .spawn(move || {
+            loop {
+                let Ok(sig) = set.wait() else { continue };
+                let code = 128 + sig as i32;
+                if g.cancel.swap(true, Ordering::SeqCst) {
+                    std::process::exit(code); // second signal: leave now
+                }
+                g.signal.store(sig as i32, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    std::thread::sleep(grace);
+                    std::process::exit(code);
+                });
+            }
+        })
+        .map_err(|e| LabError::io("spawn signal thread", e))?;
+    Ok(guard)
+}
