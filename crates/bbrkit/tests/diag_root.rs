@@ -1,0 +1,328 @@
+//! `bbrkit conns` and `bbrkit metrics` against real sockets (needs root).
+//!
+//! A helper thread unshares a throwaway network namespace, brings `lo` up and
+//! opens IPv4 and IPv6 loopback connections with `TCP_CONGESTION` reno, cubic
+//! and bbr; the bbrkit binary is spawned from that thread, so it is born in the
+//! same namespace. Counts by algorithm and per-socket fields are checked
+//! against each socket's own `getsockopt(TCP_INFO)`.
+
+#[path = "../../bbrkit-diag/tests/netns/mod.rs"]
+mod netns;
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const ALGOS: [(&str, usize); 3] = [("reno", 1), ("cubic", 2), ("bbr", 3)];
+
+fn bbrkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+        .args(args)
+        .output()
+        .expect("spawn bbrkit")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+/// Listeners (kept open) and connections: per algorithm one IPv4 and one
+/// IPv6 listener, each with `n` connections.
+fn setup() -> (Vec<TcpListener>, Vec<netns::Pair>) {
+    let mut ls = Vec::new();
+    let mut pairs = Vec::new();
+    for (cc, n) in ALGOS {
+        for v6 in [false, true] {
+            let l = netns::listener(cc, v6);
+            pairs.extend(netns::connect(&l, cc, n, 100 * 1024));
+            ls.push(l);
+        }
+    }
+    (ls, pairs)
+}
+
+#[test]
+#[ignore = "needs root"]
+fn conns_json_counts_and_fields_match_tcp_info() {
+    netns::in_new_netns(|| {
+        let (ls, pairs) = setup();
+        let doc = json_of(&bbrkit(&["conns", "--state", "all", "--json"]));
+
+        // Summary by algorithm: 2 listeners + 2 families * n connections * 2 ends.
+        let summary: BTreeMap<String, u64> = doc["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["cc"].as_str().unwrap().to_string(),
+                    s["sockets"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let want: BTreeMap<String, u64> = ALGOS
+            .iter()
+            .map(|(cc, n)| (cc.to_string(), 2 + 4 * *n as u64))
+            .collect();
+        assert_eq!(summary, want);
+        assert_eq!(doc["summary"][0]["cc"], "bbr", "most sockets first");
+        for s in doc["summary"].as_array().unwrap() {
+            assert!(s["median_rtt_ms"].as_f64().unwrap() > 0.0);
+            assert!(s["median_min_rtt_ms"].as_f64().unwrap() > 0.0);
+            assert!(s["delivery_rate_total_bits_per_second"].as_u64().unwrap() > 0);
+            assert_eq!(
+                s["retrans_ratio"].as_f64(),
+                Some(0.0),
+                "no loss on loopback"
+            );
+        }
+
+        let sockets = doc["sockets"].as_array().unwrap();
+        assert_eq!(sockets.len() as u64, want.values().sum::<u64>());
+        for p in &pairs {
+            let local = p.client.local_addr().unwrap().to_string();
+            let s = sockets
+                .iter()
+                .find(|s| s["local"] == local.as_str())
+                .expect("client in conns");
+            let (own, raw) = netns::tcp_info(&p.client);
+            assert_eq!(s["state"], "ESTABLISHED");
+            assert_eq!(
+                s["remote"],
+                p.client.peer_addr().unwrap().to_string().as_str()
+            );
+            assert_eq!(s["cc"], p.cc.as_str());
+            assert_eq!(
+                s["family"],
+                if p.client.local_addr().unwrap().is_ipv6() {
+                    "ipv6"
+                } else {
+                    "ipv4"
+                }
+            );
+            assert_eq!(s["cwnd"], own.tcpi_snd_cwnd);
+            assert_eq!(s["mss_bytes"], own.tcpi_snd_mss);
+            assert_eq!(s["retrans_total"], own.tcpi_total_retrans);
+            assert_eq!(s["retrans_current"], own.tcpi_retrans);
+            assert_eq!(s["bytes_acked"], own.tcpi_bytes_acked);
+            assert_eq!(s["bytes_sent"], 100 * 1024);
+            assert_eq!(s["tcp_info_bytes"], raw.len());
+            let min_rtt_us = u32::from_ne_bytes(raw[148..152].try_into().unwrap());
+            assert_eq!(
+                s["min_rtt_ms"].as_f64().unwrap(),
+                f64::from(min_rtt_us) / 1000.0
+            );
+            let rate = u64::from_ne_bytes(raw[160..168].try_into().unwrap());
+            assert_eq!(s["delivery_rate_bits_per_second"], rate * 8);
+            assert!(s["rtt_ms"].as_f64().unwrap() > 0.0);
+            assert_eq!(s["bbr"].is_object(), p.cc == "bbr");
+            if p.cc == "bbr" {
+                assert_eq!(s["bbr"]["version"], 1);
+                assert!(s["bbr"]["bw_bits_per_second"].as_u64().unwrap() > 0);
+                assert!(s["bbr"]["pacing_gain"].as_f64().unwrap() > 0.0);
+            }
+        }
+
+        // --cc, --port and the default state filter.
+        let bbr = json_of(&bbrkit(&["conns", "--cc", "bbr", "--json"]));
+        let bbr = bbr["sockets"].as_array().unwrap();
+        assert_eq!(
+            bbr.len(),
+            12,
+            "established bbr sockets only (no listeners by default)"
+        );
+        assert!(
+            bbr.iter()
+                .all(|s| s["cc"] == "bbr" && s["state"] == "ESTABLISHED")
+        );
+        let port = ls[2].local_addr().unwrap().port(); // cubic IPv4 listener: 2 connections
+        let by_port = json_of(&bbrkit(&[
+            "conns",
+            "--port",
+            &port.to_string(),
+            "--state",
+            "all",
+            "--json",
+        ]));
+        assert_eq!(by_port["sockets"].as_array().unwrap().len(), 1 + 4);
+        let listen = json_of(&bbrkit(&["conns", "--state", "listen", "--json"]));
+        assert_eq!(listen["sockets"].as_array().unwrap().len(), 6);
+
+        // Human output: summary first, then sockets.
+        let out = bbrkit(&["conns"]);
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.starts_with("ALGORITHM"), "{text}");
+        let bbr_row = text
+            .lines()
+            .find(|l| l.starts_with("bbr "))
+            .expect("bbr summary row");
+        assert_eq!(bbr_row.split_whitespace().nth(1), Some("12"));
+        assert!(text.contains("bbr1:(bw:"), "{text}");
+    });
+}
+
+/// `promtool check metrics` accepts `text` (histograms populated here, unlike
+/// on an idle host). Debian's `prometheus` package provides promtool; these
+/// root tests run in CI, which must install it.
+fn promtool_accepts(text: &str) {
+    use std::io::Write;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package 'prometheus') must be installed");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool rejected:\n{}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Value of the series line `name{labels}` in an exposition.
+fn series(text: &str, name_and_labels: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        l.strip_prefix(name_and_labels)?
+            .strip_prefix(' ')?
+            .parse()
+            .ok()
+    })
+}
+
+#[test]
+#[ignore = "needs root"]
+fn metrics_count_sockets_by_algorithm_and_write_textfile() {
+    netns::in_new_netns(|| {
+        let (_ls, pairs) = setup();
+        let root = tempfile::tempdir().unwrap();
+        let out = bbrkit(&["metrics", "--root", root.path().to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        for (cc, n) in ALGOS {
+            let est = series(
+                &text,
+                &format!("bbrkit_sockets{{cc=\"{cc}\",state=\"ESTABLISHED\"}}"),
+            );
+            assert_eq!(est, Some((4 * n) as f64), "{cc}\n{text}");
+            let listen = series(
+                &text,
+                &format!("bbrkit_sockets{{cc=\"{cc}\",state=\"LISTEN\"}}"),
+            );
+            assert_eq!(listen, Some(2.0));
+            // Every established socket has a min-RTT sample; loopback RTTs are
+            // far below 25 ms, and all of them are under +Inf.
+            let count = series(
+                &text,
+                &format!("bbrkit_socket_min_rtt_seconds_count{{cc=\"{cc}\"}}"),
+            );
+            assert_eq!(count, Some((4 * n) as f64));
+            let le = series(
+                &text,
+                &format!("bbrkit_socket_min_rtt_seconds_bucket{{cc=\"{cc}\",le=\"0.025\"}}"),
+            );
+            assert_eq!(le, Some((4 * n) as f64));
+            let rate = series(
+                &text,
+                &format!("bbrkit_socket_delivery_rate_bytes_per_second_count{{cc=\"{cc}\"}}"),
+            );
+            assert!(
+                rate.unwrap() >= (2 * n) as f64,
+                "at least the senders delivered data"
+            );
+        }
+        let sent = series(&text, "bbrkit_tcp_original_data_segments_sent_total").unwrap();
+        assert!(
+            sent >= pairs.len() as f64,
+            "the namespace's own counters: {sent}"
+        );
+        assert_eq!(
+            series(&text, "bbrkit_tcp_retransmitted_segments_total"),
+            Some(0.0)
+        );
+        assert!(text.contains("bbrkit_info{default_cc=\""), "{text}");
+        assert!(
+            text.contains("bbr_version=\"1\""),
+            "version from live BBR sockets: {text}"
+        );
+        assert!(
+            text.contains("bbrkit_interface_root_qdisc_info{dev=\"lo\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("bbrkit_verify_ok{check=\"sockets\""),
+            "{text}"
+        );
+        promtool_accepts(&text);
+
+        // --textfile: same families, atomically in place, no temporary left.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bbrkit.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        let out = bbrkit(&[
+            "metrics",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--textfile",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "nothing on stdout with --textfile");
+        let written = std::fs::read_to_string(&path).unwrap();
+        let families = |t: &str| {
+            t.lines()
+                .filter(|l| l.starts_with("# TYPE"))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(families(&written), families(&text));
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("bbrkit.prom")]);
+
+        // --json: one document with the same families.
+        let doc = json_of(&bbrkit(&[
+            "metrics",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--json",
+        ]));
+        let fams = doc["families"].as_array().unwrap();
+        assert_eq!(fams.len(), families(&text).len());
+        let sockets = fams.iter().find(|f| f["name"] == "bbrkit_sockets").unwrap();
+        let bbr_est = sockets["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["labels"]["cc"] == "bbr" && s["labels"]["state"] == "ESTABLISHED")
+            .unwrap();
+        assert_eq!(bbr_est["value"], 12.0);
+    });
+}
