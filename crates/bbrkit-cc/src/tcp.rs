@@ -10,7 +10,8 @@
 //!
 //! Additions since the first version (additive only; construct with
 //! [`Tcp::new`] so new fields get their defaults): `lsndtime` (cc-core, for
-//! CUBIC's idle shift), `ecn_low`, `departure_time` (bbr helpers).
+//! CUBIC's idle shift), `paced` (cc-core, HyStart), `ecn_low`,
+//! `departure_time` (bbr helpers).
 
 use crate::time::{Duration, Instant};
 
@@ -149,6 +150,10 @@ pub struct Tcp {
     pub max_pacing_rate: u64,
     /// TSO autosizing shift (`sk->sk_pacing_shift`).
     pub pacing_shift: u8,
+    /// Whether the transport paces this connection at `pacing_rate` (Linux
+    /// `sk->sk_pacing_status != SK_PACING_NONE`: fq, or TCP internal pacing
+    /// requested by BBR). CUBIC's HyStart ACK-train threshold depends on it.
+    pub paced: bool,
     /// Earliest departure time of the next data packet (`tp->tcp_wstamp_ns`),
     /// kept by a pacing transport. At or before `now` when nothing is
     /// scheduled ahead; BBRv1 uses it to estimate the packets still "in the
@@ -191,6 +196,7 @@ impl Tcp {
             pacing_rate: 0,
             max_pacing_rate: u64::MAX,
             pacing_shift: DEFAULT_PACING_SHIFT,
+            paced: false,
             departure_time: now,
         }
     }

@@ -90,8 +90,8 @@ pub struct PathConfig {
     pub pacing: Pacing,
     /// The application's sending pattern.
     pub app: App,
-    /// Mark CE on packets arriving to a queue at least this long (enables
-    /// ECN on the connection), like a step-threshold AQM.
+    /// Mark CE on packets arriving to a queue at least this long, like a
+    /// step-threshold AQM; sets `tcp.ecn_enabled` and `tcp.ecn_low`.
     pub ecn_threshold: Option<usize>,
     /// Linux `tcp_slow_start_after_idle`.
     pub slow_start_after_idle: bool,
@@ -307,13 +307,16 @@ impl<C: CongestionControl> Driver<C> {
     /// A driver at time zero whose controller is built by `build` (`ops->init`).
     pub fn new(cfg: PathConfig, build: impl FnOnce(&mut Tcp) -> C) -> Self {
         let mut tcp = Tcp::new(Instant::ZERO, cfg.mss);
+        // A step-threshold marker is shallow-threshold (DCTCP/L4S-style) ECN.
         tcp.ecn_enabled = cfg.ecn_threshold.is_some();
+        tcp.ecn_low = cfg.ecn_threshold.is_some();
         let mut sender = Sender::new(tcp, build);
         sender.pacing = match cfg.pacing {
             Pacing::Auto => sender.cc.has_cong_control(),
             Pacing::On => true,
             Pacing::Off => false,
         };
+        sender.tcp.paced = sender.pacing;
         sender.slow_start_after_idle = cfg.slow_start_after_idle;
         let app_avail = match cfg.app {
             App::Bulk => u64::MAX,
