@@ -339,7 +339,8 @@ fn us_delta(t1: u64, t0: u64) -> u64 {
 
 /// A rate sample's interval in whole microseconds (`rs->interval_us`); 0 if invalid.
 fn interval_us(rs: &RateSample) -> u64 {
-    rs.interval.map_or(0, |d| d.as_micros().min(u64::MAX as u128) as u64)
+    rs.interval
+        .map_or(0, |d| d.as_micros().min(u64::MAX as u128) as u64)
 }
 
 /// Whether `rs` is a valid bandwidth observation (`rs->delivered >= 0 &&
@@ -507,7 +508,7 @@ impl Bbr1 {
     /// Bits per second for a bandwidth in BBR units (as `bbr_get_info`,
     /// without the pacing margin).
     fn bw_to_bps(tcp: &Tcp, bw: u32) -> u64 {
-        let bytes = u128::from(bw) * u128::from(tcp.mss) * u128::from(USEC_PER_SEC) >> BW_SCALE;
+        let bytes = (u128::from(bw) * u128::from(tcp.mss) * u128::from(USEC_PER_SEC)) >> BW_SCALE;
         (bytes * 8).min(u128::from(u64::MAX)) as u64
     }
 }
@@ -583,7 +584,9 @@ impl CongestionControl for Bbr1 {
         Status {
             state: self.mode().name(),
             bw_bps: Some(Self::bw_to_bps(tcp, self.bw())),
-            min_rtt: self.min_rtt_us.map(|us| Duration::from_micros(u64::from(us))),
+            min_rtt: self
+                .min_rtt_us
+                .map(|us| Duration::from_micros(u64::from(us))),
             pacing_gain: Some(f64::from(self.pacing_gain) / f64::from(BBR_UNIT)),
             cwnd_gain: Some(f64::from(self.cwnd_gain) / f64::from(BBR_UNIT)),
             lt_bw_bps: self.lt_bw().map(|bw| Self::bw_to_bps(tcp, bw)),

@@ -11,8 +11,7 @@
 //! it restores the cwnd saved on entry. PROBE_RTT caps it at 4 packets.
 
 use super::{
-    BBR_CWND_MIN_TARGET, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, Bbr1, Mode, State,
-    TCP_INIT_CWND,
+    BBR_CWND_MIN_TARGET, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, Bbr1, Mode, State, TCP_INIT_CWND,
 };
 use crate::rate::RateSample;
 use crate::tcp::{CaState, Tcp};
@@ -25,8 +24,8 @@ impl Bbr1 {
             return TCP_INIT_CWND; // be safe: cap at the default initial cwnd
         };
         let w = u128::from(bw) * u128::from(min_rtt_us);
-        let bdp = (((w * u128::from(gain)) >> BBR_SCALE) + u128::from(BW_UNIT) - 1)
-            / u128::from(BW_UNIT);
+        // The kernel's `(x + BW_UNIT - 1) / BW_UNIT`.
+        let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
         u32::try_from(bdp).unwrap_or(u32::MAX)
     }
 
@@ -96,7 +95,10 @@ impl Bbr1 {
         self.prev_ca_state = state;
 
         if self.packet_conservation {
-            return (cwnd.max(tcp.packets_in_flight().saturating_add(acked)), true);
+            return (
+                cwnd.max(tcp.packets_in_flight().saturating_add(acked)),
+                true,
+            );
         }
         (cwnd, false)
     }
@@ -104,7 +106,14 @@ impl Bbr1 {
     /// `bbr_set_cwnd`: slow-start up toward the target cwnd (if the bw
     /// estimate is growing, or loss drew cwnd below it), or snap down to it
     /// once the pipe is full; then apply the global and PROBE_RTT caps.
-    pub(super) fn set_cwnd(&mut self, tcp: &mut Tcp, rs: &RateSample, acked: u32, bw: u32, gain: u32) {
+    pub(super) fn set_cwnd(
+        &mut self,
+        tcp: &mut Tcp,
+        rs: &RateSample,
+        acked: u32,
+        bw: u32,
+        gain: u32,
+    ) {
         let mut cwnd = tcp.snd_cwnd;
         if acked != 0 {
             let (recovered, conserving) = self.set_cwnd_to_recover_or_restore(tcp, rs, acked);

@@ -13,8 +13,8 @@
 //! Timestamps here are milliseconds of `tcp.delivered_time`, as in Linux.
 
 use super::{
-    BBR_LT_BW_DIFF, BBR_LT_BW_MAX_RTTS, BBR_LT_BW_RATIO, BBR_LT_INTVL_MIN_RTTS,
-    BBR_LT_LOSS_THRESH, BBR_SCALE, BBR_UNIT, BW_UNIT, Bbr1, Mode, USEC_PER_MSEC,
+    BBR_LT_BW_DIFF, BBR_LT_BW_MAX_RTTS, BBR_LT_BW_RATIO, BBR_LT_INTVL_MIN_RTTS, BBR_LT_LOSS_THRESH,
+    BBR_SCALE, BBR_UNIT, BW_UNIT, Bbr1, Mode, USEC_PER_MSEC,
 };
 use crate::tcp::Tcp;
 
@@ -55,7 +55,7 @@ impl Bbr1 {
     }
 
     /// `bbr_lt_bw_interval_done`: an interval ended with rate `bw`; are we policed?
-    fn lt_bw_interval_done(&mut self, tcp: &Tcp, bw: u32) {
+    pub(super) fn lt_bw_interval_done(&mut self, tcp: &Tcp, bw: u32) {
         if self.lt.bw != 0 {
             // Is the new bw close to the previous interval's?
             let diff = bw.abs_diff(self.lt.bw);

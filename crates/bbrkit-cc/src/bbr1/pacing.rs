@@ -9,8 +9,8 @@
 //! srtt` (1 ms if no RTT sample yet), re-initialised at the first RTT sample.
 
 use super::{
-    BBR_HIGH_GAIN, BBR_MIN_TSO_RATE, BBR_PACING_MARGIN_PERCENT, BBR_SCALE, BW_SCALE, BW_UNIT,
-    Bbr1, USEC_PER_MSEC, USEC_PER_SEC,
+    BBR_HIGH_GAIN, BBR_MIN_TSO_RATE, BBR_PACING_MARGIN_PERCENT, BBR_SCALE, BW_SCALE, BW_UNIT, Bbr1,
+    USEC_PER_MSEC, USEC_PER_SEC,
 };
 use crate::tcp::Tcp;
 
@@ -45,7 +45,9 @@ impl Bbr1 {
     pub(super) fn init_pacing_rate_from_rtt(&mut self, tcp: &mut Tcp) {
         let rtt_us = if !tcp.srtt.is_zero() {
             self.has_seen_rtt = true;
-            u64::try_from(tcp.srtt.as_micros()).unwrap_or(u64::MAX).max(1)
+            u64::try_from(tcp.srtt.as_micros())
+                .unwrap_or(u64::MAX)
+                .max(1)
         } else {
             USEC_PER_MSEC // nominal default RTT
         };
@@ -70,7 +72,11 @@ impl Bbr1 {
 
     /// `bbr_min_tso_segs`: 1-packet bursts below [`BBR_MIN_TSO_RATE`], else 2.
     pub fn min_tso_segs(tcp: &Tcp) -> u32 {
-        if tcp.pacing_rate < BBR_MIN_TSO_RATE >> 3 { 1 } else { 2 }
+        if tcp.pacing_rate < BBR_MIN_TSO_RATE >> 3 {
+            1
+        } else {
+            2
+        }
     }
 
     /// `bbr_tso_segs_goal`: about 1 ms (`2^-pacing_shift` s) of data at the

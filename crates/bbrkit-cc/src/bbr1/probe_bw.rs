@@ -12,9 +12,7 @@
 //! `cycle_idx = CYCLE_LEN - 1 - rand(BBR_CYCLE_RAND)` and then one advance,
 //! so the first phase is one of {2, ..., 7, 0}.
 
-use super::{
-    BBR_CYCLE_RAND, BBR_UNIT, Bbr1, CYCLE_LEN, State, Mode, us_delta,
-};
+use super::{BBR_CYCLE_RAND, BBR_UNIT, Bbr1, CYCLE_LEN, Mode, State, us_delta};
 use crate::rate::RateSample;
 use crate::tcp::Tcp;
 

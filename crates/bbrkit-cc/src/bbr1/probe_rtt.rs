@@ -38,8 +38,7 @@ impl Bbr1 {
             let rtt_us = u32::try_from(rtt.as_micros()).unwrap_or(u32::MAX);
             // On expiry the current sample replaces the estimate, unless the
             // ACK may have been delayed (it would overstate the RTT).
-            if self.min_rtt_us.is_none_or(|m| rtt_us <= m)
-                || (filter_expired && !rs.is_ack_delayed)
+            if self.min_rtt_us.is_none_or(|m| rtt_us <= m) || (filter_expired && !rs.is_ack_delayed)
             {
                 self.min_rtt_us = Some(rtt_us);
                 self.min_rtt_stamp = now;
@@ -90,7 +89,7 @@ impl Bbr1 {
             return;
         };
         let now = jiffies(tcp.now);
-        if !probe.done_stamp.is_some_and(|done| now > done) {
+        if probe.done_stamp.is_none_or(|done| now <= done) {
             return;
         }
         self.min_rtt_stamp = now; // wait a while until the next PROBE_RTT
