@@ -5,7 +5,7 @@ use crate::bbr3::{Bbr3, Bbr3Params};
 use crate::controller::{CongestionControl, Status};
 use crate::cubic::Cubic;
 use crate::random::Random;
-use crate::rate::RateSample;
+use crate::rate::{RateSample, TxSnapshot};
 use crate::reno::Reno;
 use crate::tcp::{AckSample, CaEvent, CaState, Tcp};
 
@@ -146,6 +146,10 @@ impl CongestionControl for AnyController {
     }
     fn cwnd_event(&mut self, tcp: &mut Tcp, event: CaEvent) {
         dispatch!(self, c => c.cwnd_event(tcp, event))
+    }
+    #[inline]
+    fn skb_marked_lost(&mut self, tcp: &mut Tcp, tx: &TxSnapshot, pcount: u32) {
+        dispatch!(self, c => c.skb_marked_lost(tcp, tx, pcount))
     }
     fn tso_segs(&self, tcp: &Tcp) -> Option<u32> {
         dispatch!(self, c => c.tso_segs(tcp))

@@ -13,13 +13,19 @@
 //!  on recovery entry / RTO ─► ssthresh(tcp) (before set_state)
 //!  on spurious recovery ────► undo_cwnd(tcp)
 //!  on events ───────────────► cwnd_event(tcp, TxStart | CwndRestart | Loss | EcnIsCe | ...)
+//!  packet marked lost ──────► skb_marked_lost(tcp, tx, pcount)   (v3 hook, before cong_control)
 //! ```
+//!
+//! [`crate::testing::Sender`] is a complete, tested example of this order.
+//!
+//! Additions since the first version (additive, default no-op):
+//! `skb_marked_lost` (google/bbr v3 `ops->skb_marked_lost`).
 //!
 //! Outputs live in [`Tcp`]: `snd_cwnd`, `snd_ssthresh` and (for controllers
 //! that pace) `pacing_rate`; [`CongestionControl::tso_segs`] gives the send
 //! quantum; [`CongestionControl::status`] the state for tracing.
 
-use crate::rate::RateSample;
+use crate::rate::{RateSample, TxSnapshot};
 use crate::tcp::{AckSample, CaEvent, CaState, Tcp};
 use crate::time::Duration;
 
@@ -84,6 +90,14 @@ pub trait CongestionControl {
 
     /// `ops->cwnd_event`.
     fn cwnd_event(&mut self, _tcp: &mut Tcp, _event: CaEvent) {}
+
+    /// `ops->skb_marked_lost` (google/bbr v3; not in mainline): the
+    /// transport has just marked a packet lost (first time, or a lost
+    /// retransmission) and added it to `tcp.lost`. `tx` is the snapshot of
+    /// its last transmission; `pcount` its size in packets. Called during
+    /// ACK processing before `cong_control`, and on RTO for every packet
+    /// marked. Default: nothing (Reno, CUBIC, BBRv1).
+    fn skb_marked_lost(&mut self, _tcp: &mut Tcp, _tx: &TxSnapshot, _pcount: u32) {}
 
     /// `ops->tso_segs` / `min_tso_segs`: how many packets to send in one
     /// burst (the send quantum); `None` = the transport's default autosizing.

@@ -15,6 +15,21 @@
 //!          ──► generate(tcp, &mut rs, delivered, lost, ...) ──► controller.cong_control(tcp, &rs)
 //! ```
 
+//!
+//! Reviewed against Linux `tcp_rate.c` (mainline and google/bbr v3).
+//! Deliberate deviations, all listed in docs/cc.md:
+//! * "newer" packet choice: Linux takes the first packet of each ACK when
+//!   `rs->prior_delivered == 0` (also when that packet was sent before
+//!   anything was delivered, so in the first round the *last processed*
+//!   packet wins); here the first packet is taken only when the sample is
+//!   empty, so the most recently sent packet always wins.
+//! * With no RTT sample yet (`tcp.min_rtt == None`) the `interval < min_rtt`
+//!   check is skipped; Linux compares with `~0U` (its min-RTT filter starts
+//!   at "infinity"), but always has a SYN RTT sample by then.
+//! * Times are nanoseconds, not whole microseconds.
+//! * `tcp_rate_gen`'s `rate_delivered`/`rate_interval_us` (for `tcp_info`) are
+//!   not kept; `rs.lost` and `tx.lost` follow v2alpha's `tx.lost` snapshot.
+
 use crate::tcp::Tcp;
 use crate::time::{Duration, Instant};
 
@@ -209,3 +224,6 @@ impl RateSample {
         Some(d as f64 / i.as_secs_f64())
     }
 }
+
+#[cfg(test)]
+mod tests;

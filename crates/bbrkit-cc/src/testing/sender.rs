@@ -11,7 +11,8 @@
 //!  2 RTT estimator (srtt, rttvar, 300 s min_rtt filter), re-arm RTO
 //!  3 pkts_acked(AckSample)                       (every ACK; rtt None if Karn forbids)
 //!  4 loss marking: a packet is lost once a packet transmitted DUPTHRESH
-//!    transmissions after it is delivered (RACK-like by transmission order)
+//!    transmissions after it is delivered (RACK-like by transmission order);
+//!    each mark: tcp.lost += 1, skb_marked_lost(tx)   (tcp_mark_skb_lost)
 //!  5 recovery exit (snd_una >= high_seq): set_state(Open), then (not for
 //!    cong_control controllers) cwnd = ssthresh, cwnd_event(CompleteCwr); recovery entry: prior_cwnd, ssthresh(), PRR reset,
 //!    set_state(Recovery); ECE in Open/Disorder: the same into CWR (tcp_enter_cwr);
@@ -510,13 +511,16 @@ impl<C: CongestionControl> Sender<C> {
             if !p.lost {
                 p.lost = true;
                 self.tcp.lost_out += 1;
-                self.tcp.lost += 1;
             } else if p.retrans {
                 // The retransmission was lost too (tcp_mark_skb_lost).
                 p.retrans = false;
                 self.tcp.retrans_out -= 1;
-                self.tcp.lost += 1;
+            } else {
+                continue;
             }
+            // tcp_notify_skb_loss_event.
+            self.tcp.lost += 1;
+            self.cc.skb_marked_lost(&mut self.tcp, &p.tx, 1);
         }
     }
 
@@ -621,12 +625,14 @@ impl<C: CongestionControl> Sender<C> {
             if !p.lost {
                 p.lost = true;
                 self.tcp.lost_out += 1;
-                self.tcp.lost += 1;
             } else if p.retrans {
                 p.retrans = false;
                 self.tcp.retrans_out -= 1;
-                self.tcp.lost += 1;
+            } else {
+                continue;
             }
+            self.tcp.lost += 1;
+            self.cc.skb_marked_lost(&mut self.tcp, &p.tx, 1);
         }
         let state = self.tcp.ca_state;
         if state <= CaState::Disorder
