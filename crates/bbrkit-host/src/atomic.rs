@@ -51,7 +51,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         return Err(e);
     }
     drop(f);
-    crate::crash_point("temp-written");
+    crate::crash_point(&format!(
+        "temp-written:{}",
+        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+    ));
     fs::rename(&tmp, path)?;
     sync_dir(dir)
 }

@@ -50,7 +50,9 @@ pub const KEY_CC: &str = "net.ipv4.tcp_congestion_control";
 pub const KEY_QDISC: &str = "net.core.default_qdisc";
 
 /// Test-only crash hook: when the environment variable
-/// `BBRKIT_TEST_CRASH_AT` equals `point`, the process kills itself with
+/// `BBRKIT_TEST_CRASH_AT` equals `point` (`state-written`,
+/// `temp-written:<file name>`, `file-written`, `runtime-applied`,
+/// `qdisc-recreated`), the process kills itself with
 /// SIGKILL right here. The root tests use it to prove that an `enable`
 /// interrupted at any step leaves either the old or the new file and that
 /// `rollback` still restores the original. Unset in normal use.

@@ -58,6 +58,12 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
     };
     let Some(image) = state::load(root)? else {
         report.nothing_to_roll_back = true;
+        if !dry_run {
+            // An enable killed while saving the image leaves only temp files.
+            for p in [root.state_file(), root.bbrkit_file()] {
+                let _ = crate::atomic::remove_stale_temp(&p);
+            }
+        }
         return Ok(report);
     };
     let needs_runtime = image.runtime.iter().any(|r| r.prior.is_some() && sysctl::read(&r.key).ok().flatten() != r.prior);

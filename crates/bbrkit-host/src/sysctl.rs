@@ -126,4 +126,28 @@ mod tests {
         assert_eq!(read("net.ipv4.no_such_key_bbrkit").unwrap(), None);
         assert!(read_list("net.ipv4.tcp_available_congestion_control").contains(&"reno".to_string()));
     }
+
+    #[test]
+    #[ignore = "needs root"]
+    fn write_classifies_kernel_answers_in_a_fresh_netns() {
+        std::thread::spawn(|| {
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+            let key = "net.ipv4.tcp_congestion_control";
+            assert_eq!(write(key, "no_such_cc"), Err(WriteError::ValueUnknown));
+            assert_eq!(write(key, "reno"), Ok(()));
+            assert_eq!(read(key).unwrap().as_deref(), Some("reno"));
+            let allowed = read_list("net.ipv4.tcp_allowed_congestion_control");
+            if let Some(na) = read_list("net.ipv4.tcp_available_congestion_control").into_iter().find(|c| !allowed.contains(c)) {
+                assert_eq!(write(key, &na), Err(WriteError::NotPermitted), "{na}");
+            }
+            // Global keys are read-only (0444) outside the initial namespace,
+            // and default_qdisc does not exist there.
+            assert_eq!(write("net.core.rmem_max", "4194304"), Err(WriteError::ReadOnly));
+            assert_eq!(write("net.core.default_qdisc", "pfifo_fast"), Err(WriteError::KeyMissing));
+            assert!(!writable("net.core.rmem_max"));
+            assert_eq!(write("net.ipv4.tcp_rmem", "4096 131072 6291456"), Ok(()));
+        })
+        .join()
+        .unwrap();
+    }
 }

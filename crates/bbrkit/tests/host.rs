@@ -1,0 +1,462 @@
+//! End-to-end tests of `check`, `enable`, `verify`, `rollback`, `doctor`.
+//!
+//! Root tests run the real binary inside a throwaway network namespace (a
+//! test thread calls `unshare(CLONE_NEWNET)`; children spawned from that
+//! thread inherit it) with a temporary `--root`, so the host's /etc and the
+//! initial namespace's sysctls are never touched. The congestion-control
+//! sysctl is per namespace; `net.core.*` globals are read-only there.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bbrkit");
+const CC: &str = "net.ipv4.tcp_congestion_control";
+const NS_TUNING: &[&str] = &[
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_notsent_lowat",
+    "net.ipv4.tcp_mtu_probing",
+    "net.ipv4.tcp_slow_start_after_idle",
+];
+
+fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(move || {
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0, "unshare(CLONE_NEWNET): {}", std::io::Error::last_os_error());
+        f()
+    })
+    .join()
+    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn proc_path(key: &str) -> PathBuf {
+    PathBuf::from("/proc/sys").join(key.replace('.', "/"))
+}
+fn sysctl_get(key: &str) -> String {
+    let s = std::fs::read_to_string(proc_path(key)).unwrap();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+fn sysctl_set(key: &str, v: &str) {
+    std::fs::write(proc_path(key), v).unwrap();
+}
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args).env_remove("BBRKIT_TEST_CRASH_AT");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+fn bbrkit(args: &[&str]) -> Output {
+    run(args, &[])
+}
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not one JSON document ({e}): {}{}", stdout(o), stderr(o)))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    File(Vec<u8>, u32),
+    Link(PathBuf),
+}
+
+/// Every file and symlink under `dir` (directories themselves are not files).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(base).unwrap().to_path_buf();
+            if m.file_type().is_symlink() {
+                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
+            } else if m.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(rel, Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A Debian-12-like root: stock sysctl.conf, the 99-sysctl.conf symlink,
+/// systemd's 50-default.conf.
+fn fixture(sysctl_conf: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(p.join("etc/sysctl.d")).unwrap();
+    std::fs::create_dir_all(p.join("usr/lib/sysctl.d")).unwrap();
+    std::fs::write(p.join("etc/sysctl.conf"), sysctl_conf).unwrap();
+    std::os::unix::fs::symlink("../sysctl.conf", p.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
+    std::fs::write(p.join("etc/sysctl.d/README.sysctl"), "see sysctl.d(5)\n").unwrap();
+    std::fs::write(p.join("usr/lib/sysctl.d/50-default.conf"), "net.core.default_qdisc = fq_codel\n").unwrap();
+    dir
+}
+
+fn root_str(d: &tempfile::TempDir) -> String {
+    d.path().to_str().unwrap().to_string()
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
+    let dir = fixture("# stock\nkernel.printk = 3 4 1 3\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    in_netns(move || {
+        sysctl_set(CC, "reno");
+        let tuning_before: Vec<String> = NS_TUNING.iter().map(|k| sysctl_get(k)).collect();
+
+        let out = bbrkit(&["--json", "enable", "--tune", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        let j = json(&out);
+        assert_eq!(j["changed"], true);
+        assert_eq!(sysctl_get(CC), "bbr");
+        assert_eq!(sysctl_get("net.ipv4.tcp_notsent_lowat"), "131072");
+        assert_eq!(sysctl_get("net.ipv4.tcp_rmem"), "4096 87380 33554432");
+        let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf")).unwrap();
+        assert!(file.contains("\nnet.ipv4.tcp_congestion_control = bbr\n"), "{file}");
+        assert!(file.contains("\nnet.ipv4.tcp_slow_start_after_idle = 0\n"), "{file}");
+        // Global keys belong to the host in a non-initial namespace.
+        assert!(!file.contains("rmem_max") && !file.contains("default_qdisc"), "{file}");
+        let keys = j["keys"].as_array().unwrap();
+        let rmem_max = keys.iter().find(|k| k["key"] == "net.core.rmem_max").unwrap();
+        assert_eq!(rmem_max["runtime"], "host_only");
+        let notes = j["notes"].to_string();
+        let qdisc_key = keys.iter().find(|k| k["key"] == "net.core.default_qdisc");
+        assert!(
+            notes.contains("kernel has no fq: BBR uses internal pacing (Linux >= 4.13)")
+                || qdisc_key.is_some_and(|k| k["runtime"] == "host_only"),
+            "{j}"
+        );
+        for b in j["boot"].as_array().unwrap() {
+            assert_eq!(b["ok"], true, "{b}");
+        }
+
+        let out = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).lines().all(|l| l.starts_with("ok ")), "{}", stdout(&out));
+        assert!(stdout(&out).contains("ok   net.ipv4.tcp_congestion_control=bbr"));
+
+        let after_first = snapshot(dir_path(&root).as_path());
+        let out = bbrkit(&["--json", "enable", "--tune", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(json(&out)["changed"], false);
+        assert_eq!(snapshot(dir_path(&root).as_path()), after_first, "second enable changed files");
+        let human = bbrkit(&["enable", "--tune", "--root", &root]);
+        assert!(stdout(&human).contains("nothing to change: already enabled"), "{}", stdout(&human));
+
+        let dry = bbrkit(&["rollback", "--dry-run", "--root", &root]);
+        assert_eq!(code(&dry), 0);
+        assert_eq!(snapshot(dir_path(&root).as_path()), after_first, "rollback --dry-run changed files");
+        assert!(stdout(&dry).contains("would remove"), "{}", stdout(&dry));
+
+        let out = bbrkit(&["--json", "rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(sysctl_get(CC), "reno");
+        let tuning_after: Vec<String> = NS_TUNING.iter().map(|k| sysctl_get(k)).collect();
+        assert_eq!(tuning_after, tuning_before);
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0);
+        assert!(stdout(&out).starts_with("nothing to roll back"), "{}", stdout(&out));
+    });
+    assert_eq!(snapshot(dir.path()), original, "rollback is not byte-identical");
+    assert!(!dir.path().join("var/lib/bbrkit").exists());
+}
+
+fn dir_path(root: &str) -> PathBuf {
+    PathBuf::from(root)
+}
+
+#[test]
+#[ignore = "needs root"]
+fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
+    let dir = fixture("# stock\n\nnet.ipv4.tcp_congestion_control = cubic\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    let (r2, orig2) = (root.clone(), original.clone());
+    in_netns(move || {
+        let root = r2;
+        sysctl_set(CC, "reno");
+        let out = bbrkit(&["enable", "--root", &root]);
+        assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("etc/sysctl.conf:3 (cubic)  <- overrides bbrkit"), "{text}");
+        assert!(text.contains("Nothing was changed"), "{text}");
+        assert_eq!(sysctl_get(CC), "reno", "blocked enable changed the runtime");
+        assert_eq!(snapshot(dir_path(&root).as_path()), orig2, "blocked enable wrote files");
+
+        let out = bbrkit(&["--json", "doctor", "--root", &root]);
+        assert_eq!(code(&out), 1, "{}", stdout(&out));
+        let j = json(&out);
+        let f = j["findings"].as_array().unwrap();
+        assert!(
+            f.iter().any(|x| x["id"] == "not_persisted" && x["title"].as_str().unwrap().contains("etc/sysctl.conf")),
+            "{j}"
+        );
+
+        let out = bbrkit(&["enable", "--force", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(sysctl_get(CC), "bbr");
+        let out = bbrkit(&["doctor", "--root", &root]);
+        assert_eq!(code(&out), 1);
+        assert!(stdout(&out).contains("WARNING [boot_override]"), "{}", stdout(&out));
+        assert!(stdout(&out).contains("etc/sysctl.conf:3 after"), "{}", stdout(&out));
+        let out = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&out), 1);
+        assert!(stdout(&out).contains("FAIL boot.procps="), "{}", stdout(&out));
+        assert!(stdout(&out).contains("ok   boot.systemd="), "{}", stdout(&out));
+
+        assert_eq!(code(&bbrkit(&["rollback", "--root", &root])), 0);
+        assert_eq!(sysctl_get(CC), "reno");
+    });
+    assert_eq!(snapshot(dir.path()), original);
+}
+
+fn lo_up() {
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0);
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo\0".iter().enumerate() {
+            ifr.ifr_name[i] = *b as libc::c_char;
+        }
+        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut ifr), 0);
+        ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &ifr), 0);
+        libc::close(fd);
+    }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn verify_names_sockets_created_before_the_switch() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    in_netns(move || {
+        lo_up();
+        sysctl_set(CC, "reno");
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        assert_eq!(code(&bbrkit(&["enable", "--root", &root])), 0);
+
+        let out = bbrkit(&["--json", "verify", "--root", &root]);
+        assert_eq!(code(&out), 1, "{}", stdout(&out));
+        let j = json(&out);
+        let old = j["old_sockets"].as_array().unwrap();
+        assert_eq!(old.len(), 2, "{j}");
+        assert!(old.iter().all(|o| o["cc"] == "reno"));
+        let out = bbrkit(&["verify", "--root", &root]);
+        let text = stdout(&out);
+        assert!(text.contains("FAIL established_not_bbr=2 expected=0"), "{text}");
+        assert!(text.contains("created before the switch"), "{text}");
+        let out = bbrkit(&["doctor", "--root", &root]);
+        assert!(stdout(&out).contains("[old_connections] 2 established connection(s) not on the default bbr"), "{}", stdout(&out));
+
+        drop((c, s));
+        let c2 = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s2, _) = l.accept().unwrap();
+        let out = bbrkit(&["--json", "verify", "--root", &root]);
+        let j = json(&out);
+        assert_eq!(j["sockets_by_cc"]["bbr"], 2, "{j}");
+        assert_eq!(code(&out), 0, "{j}");
+        drop((c2, s2));
+        assert_eq!(code(&bbrkit(&["rollback", "--root", &root])), 0);
+        assert_eq!(sysctl_get(CC), "reno");
+    });
+}
+
+/// The crash test: `enable` killed with SIGKILL at each step, and at random
+/// moments, leaves the old or the new file, never a torn one, and
+/// `rollback` restores the original.
+#[test]
+#[ignore = "needs root"]
+fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
+    const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    eprintln!("crash test seed: {seed}");
+    in_netns(move || {
+        let mut rng = seed | 1;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let points = ["state-written", "temp-written:before-image.json", "temp-written:99-zz-bbrkit.conf", "file-written", "runtime-applied", "qdisc-recreated"];
+        for round in 0..(points.len() + 12) {
+            let dir = fixture("# stock\n");
+            let root = root_str(&dir);
+            let file = dir.path().join("etc/sysctl.d/99-zz-bbrkit.conf");
+            let with_old = round % 2 == 0;
+            if with_old {
+                std::fs::write(&file, OLD).unwrap();
+            }
+            let original = snapshot(dir.path());
+            sysctl_set(CC, "reno");
+            let new = json(&bbrkit(&["--json", "enable", "--tune", "--dry-run", "--root", &root]))["content"].as_str().unwrap().to_string();
+            let label;
+            if let Some(p) = points.get(round) {
+                label = format!("at {p}");
+                let out = run(&["enable", "--tune", "--root", &root], &[("BBRKIT_TEST_CRASH_AT", p)]);
+                assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{label}: {}{}", stdout(&out), stderr(&out));
+            } else {
+                let delay = next() % 6000;
+                label = format!("random kill after {delay} us");
+                let mut child = Command::new(BIN).args(["enable", "--tune", "--root", &root]).stdout(std::process::Stdio::null()).spawn().unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(delay));
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            match std::fs::read(&file) {
+                Ok(b) => assert!(b == new.as_bytes() || (with_old && b == OLD.as_bytes()), "{label}: torn file {:?}", String::from_utf8_lossy(&b)),
+                Err(_) => assert!(!with_old, "{label}: old file vanished"),
+            }
+            let out = bbrkit(&["rollback", "--root", &root]);
+            assert_eq!(code(&out), 0, "{label}: {}{}", stdout(&out), stderr(&out));
+            assert_eq!(snapshot(dir.path()), original, "{label}: rollback not byte-identical");
+            assert_eq!(sysctl_get(CC), "reno", "{label}: runtime not restored");
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs root"]
+fn no_permission_is_exit_2_and_writes_nothing() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    let r2 = root.clone();
+    in_netns(move || {
+        let as_nobody = |args: &[&str]| {
+            let mut c = Command::new(BIN);
+            c.args(args);
+            unsafe {
+                c.pre_exec(|| {
+                    if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            c.output().unwrap()
+        };
+        let out = as_nobody(&["enable", "--root", &r2]);
+        assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("bbrkit: permission denied: cannot write"), "{err}");
+        // Writable root but /proc/sys is root's: still refused before any write.
+        std::fs::set_permissions(&r2, std::fs::Permissions::from_mode(0o777)).unwrap();
+        for d in ["etc", "etc/sysctl.d"] {
+            std::fs::set_permissions(Path::new(&r2).join(d), std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let out = as_nobody(&["enable", "--root", &r2]);
+        assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+        assert!(stderr(&out).contains("net/ipv4/tcp_congestion_control"), "{}", stderr(&out));
+        let out = as_nobody(&["rollback", "--root", &r2]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    });
+    assert_eq!(snapshot(dir.path()), original);
+    assert!(!dir.path().join("var").exists());
+}
+
+// ---- tests that need no root (they fail before any change) ----
+
+#[test]
+fn bad_input_is_exit_2_one_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = root_str(&dir);
+    let out = bbrkit(&["enable", "--no-apply", "--cc", "nosuch", "--root", &root]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("bbrkit: unknown congestion control \"nosuch\": this kernel offers "), "{err}");
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    for cc in available.split_whitespace() {
+        assert!(err.contains(cc), "{err} lacks {cc}");
+    }
+
+    let out = bbrkit(&["enable", "--no-apply", "--qdisc", "bogus", "--root", &root]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("bogus"), "{}", stderr(&out));
+
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for cmd in ["enable", "check", "verify", "rollback", "doctor"] {
+        let out = bbrkit(&[cmd, "--root", file.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{cmd}");
+        assert!(stderr(&out).starts_with("bbrkit: --root ") && stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    }
+    let out = bbrkit(&["enable", "--root", dir.path().join("missing").to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("does not exist"));
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("a-file")], "bad input wrote something");
+}
+
+#[test]
+fn dry_run_reports_internal_pacing_honestly_and_writes_nothing() {
+    // Safe in the initial namespace: --dry-run writes nothing.
+    let dir = fixture("# stock\n");
+    let original = snapshot(dir.path());
+    let out = bbrkit(&["--json", "enable", "--dry-run", "--tune", "--root", &root_str(&dir)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["dry_run"], true);
+    assert_eq!(j["changed"], true);
+    let content = j["content"].as_str().unwrap();
+    assert!(content.contains("# keep at most 128 KiB unsent"), "{content}");
+    let config = std::process::Command::new("sh").arg("-c").arg("zcat /proc/config.gz 2>/dev/null").output().unwrap();
+    let config = String::from_utf8_lossy(&config.stdout);
+    if config.contains("# CONFIG_NET_SCH_FQ is not set") {
+        assert!(j["notes"].to_string().contains("kernel has no fq: BBR uses internal pacing (Linux >= 4.13)"), "{j}");
+        assert!(!content.contains("default_qdisc"));
+    }
+    let human = bbrkit(&["enable", "--dry-run", "--tune", "--root", &root_str(&dir)]);
+    assert!(stdout(&human).contains("why: keep at most 128 KiB unsent"), "{}", stdout(&human));
+    assert_eq!(snapshot(dir.path()), original);
+    assert!(!dir.path().join("var").exists());
+}
+
+#[test]
+fn check_and_doctor_print_one_json_document() {
+    let dir = fixture("# stock\n");
+    for cmd in ["check", "doctor", "verify"] {
+        let out = bbrkit(&["--json", cmd, "--root", &root_str(&dir)]);
+        assert!(code(&out) == 0 || code(&out) == 1, "{cmd}: {}", stderr(&out));
+        let j = json(&out);
+        assert!(j.is_object(), "{cmd}");
+    }
+    let out = bbrkit(&["--json", "check", "--root", &root_str(&dir)]);
+    let j = json(&out);
+    let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    assert_eq!(j["kernel"]["available_cc"].as_array().unwrap().len(), avail.split_whitespace().count());
+    assert!(j["interfaces"].as_array().unwrap().iter().any(|i| i["name"] == "lo"));
+    let human = stdout(&bbrkit(&["check", "--root", &root_str(&dir)]));
+    assert!(human.lines().any(|l| l.starts_with("bbr ")), "{human}");
+    assert!(human.contains("iface lo"), "{human}");
+    let _ = is_root();
+}
