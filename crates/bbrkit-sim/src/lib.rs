@@ -1,5 +1,45 @@
 //! Deterministic discrete-event simulator of a bottleneck path.
 //!
-//! Owns virtual time, links, queues, loss models, the TCP-like sender and
-//! receiver, scenarios and reports. Must never touch the host: no wall clock,
-//! no files, no sockets. Same inputs and seed give byte-identical output.
+//! Owns virtual time ([`engine`]), the bottleneck link and its drop-tail
+//! queue ([`link`]), loss models ([`loss`]), propagation delay ([`delay`]),
+//! the TCP-like sender and receiver ([`sender`], [`receiver`]) that drive the
+//! `bbrkit-cc` controllers the way Linux `tcp_ack` does, run configuration
+//! ([`config`]), the world and its event loop ([`sim`]) and results
+//! ([`report`]). Must never touch the host: no wall clock, no files, no
+//! sockets, no global randomness. Same inputs and seed give byte-identical
+//! output.
+//!
+//! ```
+//! use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
+//! use bbrkit_cc::{Algorithm, Duration};
+//!
+//! let path = PathConfig {
+//!     rate_bps: 10_000_000,
+//!     rtt: Duration::from_millis(20),
+//!     buffer: BufferSize::Bdp(1.0),
+//!     loss: LossModel::None,
+//!     ack_loss: 0.0,
+//! };
+//! let cfg = SimConfig::new(path, vec![FlowConfig::bulk(Algorithm::Reno)], Duration::from_secs(2), 1);
+//! let report = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+//! assert!(report.flows[0].bits_per_second > 5e6);
+//! ```
+
+pub mod config;
+pub mod delay;
+pub mod engine;
+pub mod histogram;
+pub mod link;
+pub mod loss;
+pub mod packet;
+pub mod ranges;
+pub mod receiver;
+pub mod report;
+pub mod rtt;
+pub mod sender;
+pub mod sim;
+
+pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, SimConfig};
+pub use loss::LossModel;
+pub use report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
+pub use sim::{Simulation, run};

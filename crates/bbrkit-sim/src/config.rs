@@ -1,0 +1,184 @@
+//! What to simulate: the path, the flows and the transport settings, with
+//! validation. Owns no behaviour; must never hold defaults that contradict
+//! the documentation in `docs/sim.md`.
+
+use bbrkit_cc::{Algorithm, Duration};
+
+use crate::loss::LossModel;
+use crate::packet::HEADER_BYTES;
+
+/// Linux's default MSS on a 1500-byte Ethernet path with timestamps.
+pub const DEFAULT_MSS: u32 = 1448;
+
+/// The bottleneck's buffer size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BufferSize {
+    /// Bytes.
+    Bytes(u64),
+    /// Full-size packets (MSS + headers each).
+    Packets(u64),
+    /// Multiples of the path's bandwidth-delay product (rate × base RTT).
+    Bdp(f64),
+}
+
+/// The bottleneck path shared by every flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathConfig {
+    /// Bottleneck rate, bits per second (on the wire, headers included).
+    pub rate_bps: u64,
+    /// Base round-trip propagation delay (half each way).
+    pub rtt: Duration,
+    /// Drop-tail buffer at the bottleneck.
+    pub buffer: BufferSize,
+    /// Random loss on the data path, after the bottleneck.
+    pub loss: LossModel,
+    /// Random loss on the ACK path (Bernoulli).
+    pub ack_loss: f64,
+}
+
+impl PathConfig {
+    /// The buffer limit in bytes for segments of `mss` payload bytes
+    /// (at least one full packet).
+    pub fn buffer_bytes(&self, mss: u32) -> u64 {
+        let pkt = u64::from(mss + HEADER_BYTES);
+        let b = match self.buffer {
+            BufferSize::Bytes(b) => b,
+            BufferSize::Packets(n) => n * pkt,
+            BufferSize::Bdp(m) => (self.bdp_bytes() * m).round() as u64,
+        };
+        b.max(pkt)
+    }
+
+    /// Bandwidth-delay product, bytes.
+    pub fn bdp_bytes(&self) -> f64 {
+        self.rate_bps as f64 / 8.0 * self.rtt.as_secs_f64()
+    }
+}
+
+/// One flow: its algorithm, when it starts, how much it sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowConfig {
+    /// Congestion control.
+    pub algorithm: Algorithm,
+    /// Start time after the beginning of the run.
+    pub start: Duration,
+    /// Bytes to send; `None` = bulk (until the end of the run).
+    pub size: Option<u64>,
+    /// Extra round-trip delay for this flow only (RTT-fairness runs), split
+    /// evenly between the data and the ACK path.
+    pub extra_rtt: Duration,
+}
+
+impl FlowConfig {
+    /// A bulk flow from time zero.
+    pub fn bulk(algorithm: Algorithm) -> Self {
+        FlowConfig {
+            algorithm,
+            start: Duration::ZERO,
+            size: None,
+            extra_rtt: Duration::ZERO,
+        }
+    }
+}
+
+/// A whole simulation run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The bottleneck path.
+    pub path: PathConfig,
+    /// The flows, in order (flow ids are indices).
+    pub flows: Vec<FlowConfig>,
+    /// Simulated time.
+    pub duration: Duration,
+    /// Seed for every random stream.
+    pub seed: u64,
+    /// Maximum segment size, bytes.
+    pub mss: u32,
+    /// Initial congestion window, packets (Linux: 10).
+    pub init_cwnd: u32,
+    /// Pace Reno/CUBIC at Linux's ratios (as with `fq`); BBR always paces.
+    pub pace_loss_based: bool,
+    /// Receive window in bytes; `None` = unlimited.
+    pub rwnd: Option<u64>,
+    /// Delayed-ACK timeout (Linux `TCP_DELACK_MIN`: 40 ms).
+    pub delack: Duration,
+    /// Time-series sampling interval; `None` = no time series.
+    pub sample_interval: Option<Duration>,
+}
+
+impl SimConfig {
+    /// A run of `flows` over `path` for `duration` with Linux defaults.
+    pub fn new(path: PathConfig, flows: Vec<FlowConfig>, duration: Duration, seed: u64) -> Self {
+        SimConfig {
+            path,
+            flows,
+            duration,
+            seed,
+            mss: DEFAULT_MSS,
+            init_cwnd: bbrkit_cc::tcp::TCP_INIT_CWND,
+            pace_loss_based: false,
+            rwnd: None,
+            delack: Duration::from_millis(40),
+            sample_interval: None,
+        }
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let p = &self.path;
+        if p.rate_bps == 0 {
+            return Err(ConfigError::ZeroRate);
+        }
+        if self.flows.is_empty() {
+            return Err(ConfigError::NoFlows);
+        }
+        if self.duration.is_zero() {
+            return Err(ConfigError::ZeroDuration);
+        }
+        if self.mss < 64 || self.mss > 65_000 {
+            return Err(ConfigError::Mss(self.mss));
+        }
+        let loss = p.loss.mean_loss();
+        if !(0.0..1.0).contains(&loss) {
+            return Err(ConfigError::Loss(loss));
+        }
+        if !(0.0..1.0).contains(&p.ack_loss) {
+            return Err(ConfigError::Loss(p.ack_loss));
+        }
+        if let BufferSize::Bdp(m) = p.buffer {
+            if !m.is_finite() || m < 0.0 {
+                return Err(ConfigError::Buffer);
+            }
+        }
+        if self.sample_interval.is_some_and(|i| i.is_zero()) {
+            return Err(ConfigError::ZeroInterval);
+        }
+        Ok(())
+    }
+}
+
+/// A configuration that cannot be simulated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The link rate is zero.
+    #[error("link rate must be positive")]
+    ZeroRate,
+    /// No flow to simulate.
+    #[error("at least one flow is needed")]
+    NoFlows,
+    /// The run has no length.
+    #[error("duration must be positive")]
+    ZeroDuration,
+    /// The MSS is outside 64..=65000.
+    #[error("MSS {0} is outside 64..=65000 bytes")]
+    Mss(u32),
+    /// A loss probability of 1 or more (nothing would ever arrive).
+    #[error("loss probability {0} must be below 1 (100%)")]
+    Loss(f64),
+    /// A negative or non-finite buffer multiple.
+    #[error("buffer size must be a non-negative number")]
+    Buffer,
+    /// A zero sampling interval.
+    #[error("sampling interval must be positive")]
+    ZeroInterval,
+}

@@ -1,0 +1,159 @@
+//! Results of a run: per-flow and per-link figures in SI units with the unit
+//! in the name (as the JSON contract wants), Jain's fairness index, and the
+//! time-series rows handed to the caller while the run goes.
+
+use serde::Serialize;
+
+use crate::histogram::Histogram;
+
+/// Three percentiles, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+impl Percentiles {
+    /// From a histogram of nanoseconds; `None` if it is empty.
+    pub fn from_ns(h: &Histogram) -> Option<Self> {
+        let ms = |q| h.quantile(q).map(|v| v as f64 / 1e6);
+        Some(Percentiles {
+            p50: ms(0.5)?,
+            p95: ms(0.95)?,
+            p99: ms(0.99)?,
+        })
+    }
+}
+
+/// What one flow achieved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowReport {
+    /// Flow index.
+    pub flow: u32,
+    /// Algorithm name (`reno`, `cubic`, `bbr1`, `bbr2`, `bbr3`).
+    pub cc: &'static str,
+    /// Start time, seconds.
+    pub start_s: f64,
+    /// Bytes the flow had to send (`None` = bulk).
+    pub size_bytes: Option<u64>,
+    /// Payload bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Goodput over the flow's active time, bits per second.
+    pub bits_per_second: f64,
+    /// Retransmitted packets.
+    pub retransmits: u64,
+    /// Data packets sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Fraction of sent packets the network dropped (queue + random loss).
+    pub loss: f64,
+    /// Packets dropped by the full bottleneck buffer.
+    pub queue_drops: u64,
+    /// Packets dropped by the random loss model.
+    pub random_drops: u64,
+    /// Retransmission timeouts.
+    pub rtos: u64,
+    /// Fast-recovery episodes.
+    pub recoveries: u64,
+    /// RTT percentiles over per-ACK samples, milliseconds.
+    pub rtt_ms: Option<Percentiles>,
+    /// Flow completion time (finite flows that finished), seconds from start.
+    pub fct_s: Option<f64>,
+    /// Share of the sum of all flows' goodput (0..1).
+    pub share: f64,
+    /// Goodput relative to the first algorithm on the same condition (set by callers).
+    pub ratio: Option<f64>,
+}
+
+/// What the bottleneck did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkReport {
+    /// Link rate, bits per second.
+    pub bits_per_second: u64,
+    /// Buffer limit, bytes.
+    pub buffer_bytes: u64,
+    /// Fraction of the run the link was busy (0..1).
+    pub utilization: f64,
+    /// Queueing delay (sojourn before serialization) percentiles, milliseconds.
+    pub queue_delay_ms: Option<Percentiles>,
+    /// Mean queueing delay, milliseconds.
+    pub queue_delay_mean_ms: Option<f64>,
+    /// Packets dropped because the buffer was full.
+    pub drops: u64,
+    /// Largest backlog, bytes.
+    pub max_queue_bytes: u64,
+    /// Packets dropped by random loss after the link.
+    pub random_drops: u64,
+}
+
+/// Everything one run produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    /// Simulated time actually run, seconds.
+    pub duration_s: f64,
+    /// Per-flow results.
+    pub flows: Vec<FlowReport>,
+    /// The bottleneck.
+    pub link: LinkReport,
+    /// Jain's fairness index over the flows' goodputs (1 = perfectly fair).
+    pub jain_index: f64,
+    /// Events processed (a cost measure, not a result).
+    pub events: u64,
+}
+
+/// Jain's fairness index `(Σx)² / (n·Σx²)`; 1 for an empty or all-zero set.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || sq == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (xs.len() as f64 * sq)
+}
+
+/// One time-series sample of one flow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceRow {
+    /// Simulated time, seconds.
+    pub time_s: f64,
+    /// Flow index.
+    pub flow: u32,
+    /// Algorithm name.
+    pub cc: &'static str,
+    /// Goodput over the last interval, bits per second.
+    pub throughput_bps: f64,
+    /// Congestion window, packets.
+    pub cwnd_pkts: u32,
+    /// Packets in flight (Linux `tcp_packets_in_flight`).
+    pub inflight_pkts: u32,
+    /// Pacing rate, bits per second (0 = not pacing).
+    pub pacing_rate_bps: f64,
+    /// Latest delivery-rate sample, bits per second.
+    pub delivery_rate_bps: Option<f64>,
+    /// Smoothed RTT, milliseconds.
+    pub srtt_ms: f64,
+    /// Controller's bandwidth estimate, bits per second (BBR).
+    pub bw_estimate_bps: Option<f64>,
+    /// Controller state (`slow_start`, `startup`, `probe_rtt`, ...).
+    pub state: &'static str,
+    /// Loss-recovery state (`open`, `disorder`, `recovery`, `loss`).
+    pub ca_state: &'static str,
+    /// Bottleneck backlog, bytes.
+    pub queue_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_bounds() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0]), 1.0);
+        assert!((jain_index(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert!((jain_index(&[3.0, 1.0]) - 0.8).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), 1.0);
+    }
+}

@@ -1,0 +1,230 @@
+//! Transport behaviour end to end with Reno: exactly-once delivery, SACK
+//! recovery, RTO after a tail loss, determinism, bounded memory.
+
+use bbrkit_cc::{Algorithm, Duration, Instant};
+use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig, Simulation};
+
+fn path(rate_bps: u64, rtt_ms: u64, buffer: BufferSize, loss: f64) -> PathConfig {
+    PathConfig {
+        rate_bps,
+        rtt: Duration::from_millis(rtt_ms),
+        buffer,
+        loss: LossModel::bernoulli(loss),
+        ack_loss: 0.0,
+    }
+}
+
+fn finite(alg: Algorithm, size: u64) -> FlowConfig {
+    FlowConfig {
+        size: Some(size),
+        ..FlowConfig::bulk(alg)
+    }
+}
+
+#[test]
+fn lossless_transfer_delivers_every_byte_exactly_once() {
+    let size = 3_000_001; // not a multiple of the MSS
+    let cfg = SimConfig::new(
+        path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(30),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.run(&mut |_| {});
+    let r = sim.report();
+    let f = &r.flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!(sim.receiver(0).duplicates, 0, "nothing arrived twice");
+    assert_eq!((f.retransmits, f.queue_drops, f.rtos), (0, 0, 0));
+    assert_eq!(f.packets_sent, size.div_ceil(1448));
+    let fct = f.fct_s.expect("finished");
+    // 3 MB at 20 Mbit/s is 1.25 s of wire time (with headers ~1.3 s) plus slow start.
+    assert!(fct > 1.25 && fct < 3.0, "fct {fct}");
+}
+
+#[test]
+fn transfer_through_overflowing_buffer_still_delivers_every_byte() {
+    let size = 5_000_000;
+    let cfg = SimConfig::new(
+        path(10_000_000, 40, BufferSize::Packets(8), 0.01),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(120),
+        3,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.run(&mut |_| {});
+    let r = sim.report();
+    let f = &r.flows[0];
+    println!("{f:?}");
+    assert_eq!(f.bytes_delivered, size);
+    assert!(
+        f.queue_drops > 0 && f.random_drops > 0,
+        "both kinds of loss happened"
+    );
+    assert!(f.retransmits >= f.queue_drops + f.random_drops);
+    assert!(f.fct_s.is_some());
+}
+
+#[test]
+fn single_loss_is_repaired_by_sack_fast_recovery() {
+    let size = 2_000_000;
+    let cfg = SimConfig::new(
+        path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(30),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 100);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!(f.random_drops, 1);
+    assert_eq!(f.retransmits, 1, "only the lost segment is resent");
+    assert_eq!(f.recoveries, 1);
+    assert_eq!(f.rtos, 0, "SACK recovery, not a timeout");
+    // Reno halved its window: ssthresh is set.
+    assert!(sim.sender(0).tcp.snd_ssthresh < 1000);
+}
+
+#[test]
+fn several_losses_in_one_window_recover_without_timeout() {
+    let size = 2_000_000;
+    let cfg = SimConfig::new(
+        path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(30),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    for seg in [200, 203, 210, 211, 250] {
+        sim.drop_segment(0, seg);
+    }
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!(f.retransmits, 5);
+    assert_eq!((f.recoveries, f.rtos), (1, 0));
+}
+
+#[test]
+fn tail_loss_is_repaired_by_rto() {
+    // 20 segments; the last one is lost: no later data can produce SACKs.
+    let size = 20 * 1448;
+    let cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.rtos, f.retransmits), (1, 1));
+    let fct = f.fct_s.unwrap();
+    // RTO = srtt + max(200 ms, 4*mdev) after the last ACK: ~0.23..0.3 s.
+    assert!(fct > 0.2 && fct < 0.4, "fct {fct}");
+}
+
+#[test]
+fn lost_retransmission_backs_off_the_rto() {
+    let size = 20 * 1448;
+    let cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.rtos, f.retransmits), (2, 2));
+    // Second timeout is twice the first: total wait ~3 RTOs.
+    let fct = f.fct_s.unwrap();
+    assert!(fct > 0.6 && fct < 1.0, "fct {fct}");
+}
+
+fn run_with_trace(seed: u64, loss: f64) -> (String, Vec<String>) {
+    let mut cfg = SimConfig::new(
+        path(50_000_000, 30, BufferSize::Bdp(1.0), loss),
+        vec![
+            FlowConfig::bulk(Algorithm::Reno),
+            FlowConfig {
+                start: Duration::from_millis(300),
+                ..FlowConfig::bulk(Algorithm::Reno)
+            },
+        ],
+        Duration::from_secs(3),
+        seed,
+    );
+    cfg.sample_interval = Some(Duration::from_millis(50));
+    let mut rows = vec![];
+    let r = bbrkit_sim::run(&cfg, &mut |row| rows.push(format!("{row:?}"))).unwrap();
+    (format!("{r:?}"), rows)
+}
+
+#[test]
+fn same_inputs_and_seed_give_identical_output() {
+    let a = run_with_trace(7, 0.01);
+    let b = run_with_trace(7, 0.01);
+    assert_eq!(a, b);
+    assert!(a.1.len() > 100);
+    let c = run_with_trace(8, 0.01);
+    assert_ne!(a.0, c.0, "the seed matters when there is random loss");
+}
+
+#[test]
+fn memory_follows_packets_in_flight_not_run_length() {
+    let cfg = SimConfig::new(
+        path(100_000_000, 20, BufferSize::Bdp(1.0), 0.01),
+        vec![FlowConfig::bulk(Algorithm::Reno)],
+        Duration::from_secs(40),
+        2,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    let peak = |sim: &mut Simulation, until_s: u64| {
+        let mut m = (0, 0);
+        let mut t = sim.now();
+        while t < Instant::from_micros(until_s * 1_000_000) {
+            t = t + Duration::from_millis(50);
+            sim.run_until(t, &mut |_| {});
+            m.0 = m.0.max(sim.pending_events());
+            m.1 = m.1.max(sim.packets_held());
+        }
+        m
+    };
+    let early = peak(&mut sim, 10);
+    let late = peak(&mut sim, 40);
+    println!("early {early:?} late {late:?}");
+    // BDP + buffer is ~340 packets; holdings stay bounded by that scale.
+    assert!(late.1 <= 2 * early.1.max(400), "{late:?} vs {early:?}");
+    assert!(late.0 <= 64, "event heap stays tiny: {late:?}");
+}
+
+#[test]
+fn random_loss_after_link_matches_binomial_bounds() {
+    let p = 0.03;
+    let cfg = SimConfig::new(
+        path(50_000_000, 10, BufferSize::Bdp(1.0), p),
+        vec![FlowConfig::bulk(Algorithm::Reno)],
+        Duration::from_secs(10),
+        11,
+    );
+    println!("seed 11");
+    let r = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    let n = f.packets_sent - f.queue_drops;
+    let mean = n as f64 * p;
+    let sd = (n as f64 * p * (1.0 - p)).sqrt();
+    assert!(
+        (f.random_drops as f64 - mean).abs() < 5.0 * sd,
+        "{} drops of {n}",
+        f.random_drops
+    );
+}
