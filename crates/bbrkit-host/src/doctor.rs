@@ -299,4 +299,49 @@ mod tests {
         assert!(receive_finding(500_000_000, 200_000_000).is_none());
         assert!(receive_finding(1_000, 0).is_none());
     }
+
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let full = dir.path().join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, c).unwrap();
+        }
+        let root = Root::new(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn file_based_findings_name_the_file_and_line() {
+        let (_d, root) = root_with(&[
+            ("etc/sysctl.d/99-zz-bbrkit.conf", "net.ipv4.tcp_congestion_control = bbr\n"),
+            ("etc/sysctl.conf", "#\nnet.ipv4.tcp_congestion_control = cubic\n"),
+            ("usr/lib/sysctl.d/60-vendor.conf", "net.ipv4.tcp_congestion_control = reno\n"),
+            ("etc/tuned/active_profile", "network-throughput\n"),
+            ("etc/cloud/cloud.cfg.d/90-net.cfg", "write_files:\n  - content: net.core.default_qdisc=fq_codel\n"),
+            ("etc/ufw/sysctl.conf", "net/ipv4/tcp_congestion_control=cubic\n"),
+        ]);
+        let r = diagnose(&root).unwrap();
+        let by = |id: &str| r.findings.iter().filter(|f| f.id == id).collect::<Vec<_>>();
+        let o = by("boot_override");
+        assert_eq!(o.len(), 1, "{:#?}", r.findings);
+        assert!(o[0].evidence[0].contains("sysctl --system applies net.ipv4.tcp_congestion_control = cubic from"), "{:?}", o[0]);
+        assert!(o[0].fix.contains("line 2 of") && o[0].fix.contains("etc/sysctl.conf"), "{}", o[0].fix);
+        assert!(by("overridden_file").iter().any(|f| f.title.contains("60-vendor.conf")));
+        assert_eq!(by("tuned")[0].level, Level::Info);
+        let img = by("image_files");
+        assert!(img[0].evidence.iter().any(|e| e.contains("90-net.cfg:2")), "{:?}", img);
+        assert!(img[0].evidence.iter().any(|e| e.contains("ufw/sysctl.conf:1")), "{:?}", img);
+        assert!(r.problem);
+        // Worst first.
+        assert!(r.findings.windows(2).all(|w| w[0].level >= w[1].level));
+    }
+
+    #[test]
+    fn tuned_without_reapply_is_a_warning() {
+        let (_d, root) = root_with(&[("etc/tuned/active_profile", "balanced\n"), ("etc/tuned/tuned-main.conf", "reapply_sysctl = 0\n")]);
+        let r = diagnose(&root).unwrap();
+        let t = r.findings.iter().find(|f| f.id == "tuned").unwrap();
+        assert_eq!(t.level, Level::Warning);
+    }
 }

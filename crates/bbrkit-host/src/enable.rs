@@ -322,12 +322,7 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
     let old_default = facts.default_qdisc.clone();
     let new_default = settings.iter().find(|s| s.key == KEY_QDISC && s.host_only.is_none()).map(|s| s.value.clone());
     let ifaces: Vec<InterfaceQdisc> = qdisc::list().unwrap_or_default();
-    let candidate = |i: &InterfaceQdisc| {
-        matches!(i.class, Class::KernelDefault | Class::Multiqueue)
-            && old_default.as_deref() == Some(i.effective())
-            && new_default.is_some()
-            && new_default != old_default
-    };
+    let candidate = |i: &InterfaceQdisc| needs_recreate(i, old_default.as_deref(), new_default.as_deref());
 
     let mut keys_out: Vec<KeyResult> = settings
         .iter()
@@ -471,6 +466,14 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
     Ok(report)
 }
 
+/// True when `i`'s root qdisc was attached by the kernel from the old
+/// default (directly, or as mq's leaves) and the default changes: the
+/// interfaces `enable` re-creates. Deliberate, noqueue and inactive roots
+/// never qualify.
+pub fn needs_recreate(i: &InterfaceQdisc, old: Option<&str>, new: Option<&str>) -> bool {
+    matches!(i.class, Class::KernelDefault | Class::Multiqueue) && old == Some(i.effective()) && new.is_some() && new != old
+}
+
 fn describe_interfaces(ifaces: &[InterfaceQdisc], candidate: &dyn Fn(&InterfaceQdisc) -> bool, verb: &str, new: Option<&str>) -> Vec<InterfaceAction> {
     ifaces
         .iter()
@@ -486,4 +489,54 @@ fn describe_interfaces(ifaces: &[InterfaceQdisc], candidate: &dyn Fn(&InterfaceQ
             InterfaceAction { name: i.name.clone(), before: i.describe(), action, detail }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iface(name: &str, root: &str, major: u16, leaves: &[&str], ingress: bool) -> InterfaceQdisc {
+        InterfaceQdisc {
+            ifindex: 1,
+            name: name.into(),
+            root: root.into(),
+            handle: format!("{major:x}:"),
+            leaves: leaves.iter().map(|s| s.to_string()).collect(),
+            ingress: ingress.then(|| "ingress".to_string()),
+            tx_queues: leaves.len().max(1) as u32,
+            up: true,
+            class: qdisc::classify(root, major, ingress),
+        }
+    }
+
+    #[test]
+    fn only_kernel_defaults_on_the_old_default_are_recreated() {
+        let list = [
+            iface("eth0", "pfifo_fast", 0, &[], false),
+            iface("eth1", "mq", 0, &["pfifo_fast", "pfifo_fast", "pfifo_fast", "pfifo_fast"], false),
+            iface("eth2", "htb", 1, &[], false),
+            iface("eth3", "pfifo_fast", 0, &[], true),
+            iface("eth4", "fq", 0x8001, &[], false),
+            iface("lo", "noqueue", 0, &[], false),
+            iface("ifb0", "noop", 0, &[], false),
+            iface("eth5", "fq", 0, &[], false),
+        ];
+        let picked: Vec<&str> = list.iter().filter(|i| needs_recreate(i, Some("pfifo_fast"), Some("fq"))).map(|i| i.name.as_str()).collect();
+        assert_eq!(picked, ["eth0", "eth1"]);
+        assert!(list.iter().all(|i| !needs_recreate(i, Some("pfifo_fast"), None)));
+        assert!(list.iter().all(|i| !needs_recreate(i, Some("fq"), Some("fq"))));
+        let d = describe_interfaces(&list, &|i| needs_recreate(i, Some("pfifo_fast"), Some("fq")), "recreated", Some("fq"));
+        let actions: Vec<&str> = d.iter().map(|a| a.action.as_str()).collect();
+        assert_eq!(actions, ["recreated", "recreated", "deliberate", "deliberate", "deliberate", "noqueue", "inactive", "already_default"]);
+        assert_eq!(d[1].before, "mq 0: (leaves: pfifo_fast x4)");
+    }
+
+    #[test]
+    fn tuning_set_matches_the_seeds() {
+        let keys: Vec<&str> = TUNING.iter().map(|t| t.0).collect();
+        assert!(keys.contains(&"net.ipv4.tcp_notsent_lowat"));
+        assert!(TUNING.iter().all(|t| !t.2.is_empty() && !t.0.contains("ip_forward")));
+        let s = vec![Setting { key: "k".into(), value: "v".into(), rationale: "why".into(), persist: true, optional: true, host_only: None }];
+        assert!(render(&s).ends_with("\n# why\n-k = v\n"));
+    }
 }

@@ -460,3 +460,56 @@ fn check_and_doctor_print_one_json_document() {
     assert!(human.contains("iface lo"), "{human}");
     let _ = is_root();
 }
+
+/// The before-image lives on disk: a rollback in a fresh namespace (a
+/// "reboot": boot applied bbrkit's file) still restores files and values.
+#[test]
+#[ignore = "needs root"]
+fn rollback_works_after_a_simulated_reboot() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    let r2 = root.clone();
+    in_netns(move || {
+        sysctl_set(CC, "reno");
+        let out = bbrkit(&["enable", "--root", &r2]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    });
+    let r3 = root.clone();
+    in_netns(move || {
+        // After boot, bbrkit's file was applied.
+        sysctl_set(CC, "bbr");
+        let out = bbrkit(&["rollback", "--root", &r3]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).contains(&format!("sysctl {CC}: restored (bbr -> reno")), "{}", stdout(&out));
+        assert_eq!(sysctl_get(CC), "reno");
+    });
+    assert_eq!(snapshot(dir.path()), original);
+}
+
+/// In a non-initial namespace an algorithm outside
+/// tcp_allowed_congestion_control cannot become the default (EPERM):
+/// enable says so in one line, exit 2, and writes nothing.
+#[test]
+#[ignore = "needs root"]
+fn not_allowed_algorithm_in_a_namespace_is_refused_before_any_write() {
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").unwrap();
+    let Some(cc) = available.split_whitespace().find(|c| !allowed.split_whitespace().any(|a| a == *c)).map(String::from) else {
+        eprintln!("every available algorithm is allowed here; nothing to test");
+        return;
+    };
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    in_netns(move || {
+        sysctl_set(CC, "reno");
+        let out = bbrkit(&["enable", "--cc", &cc, "--root", &root]);
+        assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("tcp_allowed_congestion_control") && err.contains("EPERM") && err.contains(&cc), "{err}");
+        assert_eq!(sysctl_get(CC), "reno");
+    });
+    assert_eq!(snapshot(dir.path()), original);
+}
