@@ -156,8 +156,14 @@ impl Sender {
     ) -> Self {
         let mut tcp = Tcp::new(now, cfg.mss);
         tcp.snd_cwnd = cfg.init_cwnd.max(1);
+        // BBR asks for internal pacing in bbr_init (SK_PACING_NEEDED).
+        let paced = cfg.pace_loss_based
+            || matches!(
+                algorithm,
+                Algorithm::Bbr1 | Algorithm::Bbr2 | Algorithm::Bbr3
+            );
+        tcp.paced = paced;
         let cc = algorithm.build(&mut tcp, rng);
-        let paced = cc.has_cong_control() || cfg.pace_loss_based;
         let total_segs = cfg.size.map(|s| s.div_ceil(u64::from(cfg.mss)));
         Sender {
             tcp,
@@ -319,6 +325,7 @@ impl Sender {
         let tx = rate::on_send(&mut self.tcp, was_idle, end_seq, is_retrans);
         self.segs[(k - self.una) as usize].tx = tx;
         self.rack_list.push_back((k, now));
+        self.tcp.lsndtime = now;
         self.data_segs_out += 1;
         self.stats.packets_sent += 1;
         if is_retrans && k == self.una || self.rto_deadline.is_none() {
@@ -413,6 +420,7 @@ impl Sender {
             len_ns -= (len_ns / 2).min(credit);
             self.wstamp += Duration::from_nanos(len_ns);
         }
+        self.tcp.departure_time = self.wstamp;
     }
 
     /// RACK: `tcp_rack_advance` for a delivered segment.
@@ -432,7 +440,9 @@ impl Sender {
         }
     }
 
-    /// Marks segment `k` lost (`tcp_mark_skb_lost`); returns whether it counts.
+    /// Marks segment `k` lost (`tcp_mark_skb_lost`): counts it in
+    /// `tcp.lost`, tells the controller (`skb_marked_lost`), queues it for
+    /// retransmission. Returns whether it was newly (or again) lost.
     fn mark_lost(&mut self, k: u64) -> bool {
         let seg = &mut self.segs[(k - self.una) as usize];
         if seg.flags & F_SACKED != 0 {
@@ -448,7 +458,9 @@ impl Sender {
             seg.flags |= F_LOST;
             self.tcp.lost_out += 1;
         }
+        let tx = seg.tx;
         self.tcp.lost += 1;
+        self.cc.skb_marked_lost(&mut self.tcp, &tx, 1);
         self.lost_heap.push(Reverse(k));
         true
     }
@@ -774,27 +786,18 @@ impl Sender {
         }
         self.tcp.now = now;
         self.stats.rtos += 1;
-        if self.tcp.ca_state <= CaState::Disorder || self.una >= self.high_seq {
+        // tcp_timeout_mark_lost, then ssthresh once per window.
+        for i in 0..self.segs.len() {
+            self.mark_lost(self.una + i as u64);
+        }
+        let state = self.tcp.ca_state;
+        if state <= CaState::Disorder
+            || self.una >= self.high_seq
+            || (state == CaState::Loss && self.backoff == 0)
+        {
             self.tcp.prior_cwnd = self.tcp.snd_cwnd;
             self.tcp.snd_ssthresh = self.cc.ssthresh(&mut self.tcp);
             self.cc.cwnd_event(&mut self.tcp, CaEvent::Loss);
-        }
-        for i in 0..self.segs.len() {
-            let k = self.una + i as u64;
-            let seg = &mut self.segs[i];
-            if seg.flags & F_SACKED != 0 {
-                continue;
-            }
-            if seg.flags & F_RETRANS != 0 {
-                seg.flags &= !F_RETRANS;
-                self.tcp.retrans_out -= 1;
-            }
-            if seg.flags & F_LOST == 0 {
-                seg.flags |= F_LOST;
-                self.tcp.lost_out += 1;
-                self.tcp.lost += 1;
-            }
-            self.lost_heap.push(Reverse(k));
         }
         self.rack_list.clear();
         self.reo_deadline = None;
