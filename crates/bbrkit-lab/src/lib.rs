@@ -20,3 +20,12 @@ pub mod tester;
 pub mod topology;
 
 pub use error::{LabError, Result};
+
+/// Fails with [`LabError::NotRoot`] unless the process runs as root.
+pub fn require_root() -> Result<()> {
+    if nix::unistd::geteuid().is_root() {
+        Ok(())
+    } else {
+        Err(LabError::NotRoot)
+    }
+}

@@ -1,0 +1,122 @@
+//! The human table: one row per condition, per algorithm the median with
+//! every run in parentheses, and the ratio last ÷ first, as in the seed.
+
+use std::fmt::Write;
+
+use bbrkit_lab::runner::LabReport;
+
+/// A rate with a unit that keeps 3–4 significant digits.
+pub fn rate(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.1} Mbit/s", bps / 1e6)
+    } else {
+        format!("{:.1} kbit/s", bps / 1e3)
+    }
+}
+
+fn short(bps: f64, unit_of: f64) -> String {
+    if unit_of >= 1e9 {
+        format!("{:.2}", bps / 1e9)
+    } else if unit_of >= 1e6 {
+        format!("{:.1}", bps / 1e6)
+    } else {
+        format!("{:.1}", bps / 1e3)
+    }
+}
+
+/// Renders the report.
+pub fn table(r: &LabReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "bbrkit lab: kernel {}, {} emulator, {} run(s) x {} s, {} flow(s), algorithm on the {}, seed {}",
+        r.kernel,
+        serde_json::to_value(r.emulator)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        r.runs,
+        r.duration_s,
+        r.flows,
+        serde_json::to_value(r.cc_on)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        r.seed
+    );
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec!["condition".to_string()];
+    if let Some(c) = r.conditions.first() {
+        for res in &c.results {
+            header.push(format!("{} (median; runs)", res.cc));
+        }
+        if c.results.len() > 1 {
+            header.push("ratio".into());
+        }
+        header.push("ping RTT".into());
+    }
+    rows.push(header);
+    for c in &r.conditions {
+        let mut row = vec![c.label.clone()];
+        for res in &c.results {
+            let runs: Vec<String> = res
+                .runs
+                .iter()
+                .map(|x| {
+                    let flag = if x.spoiled { "*" } else { "" };
+                    format!("{}{flag}", short(x.bits_per_second, res.bits_per_second))
+                })
+                .collect();
+            row.push(format!("{} ({})", rate(res.bits_per_second), runs.join(" / ")));
+        }
+        if c.results.len() > 1 {
+            row.push(match c.ratio {
+                Some(x) if x >= 10.0 => format!("{x:.0}x"),
+                Some(x) => format!("{x:.2}x"),
+                None => "-".into(),
+            });
+        }
+        row.push(match &c.probe {
+            Some(p) if p.received > 0 => format!("{:.2} ms", p.rtt_median_ms),
+            _ => "-".into(),
+        });
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r.get(i).map_or(0, |s| s.chars().count())).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{s:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "retransmits (median):");
+    for c in &r.conditions {
+        let parts: Vec<String> = c
+            .results
+            .iter()
+            .map(|res| format!("{} {:.0}", res.cc, res.retransmits))
+            .collect();
+        let _ = writeln!(out, "  {}: {}", c.label, parts.join(", "));
+    }
+    let spoiled: usize = r
+        .conditions
+        .iter()
+        .flat_map(|c| &c.results)
+        .flat_map(|res| &res.runs)
+        .filter(|x| x.spoiled)
+        .count();
+    if spoiled > 0 {
+        let _ = writeln!(
+            out,
+            "* {spoiled} run(s) still spoiled after repeating (emulator late or dropping; see --json)"
+        );
+    }
+    out
+}
