@@ -60,7 +60,7 @@ pub fn parse_table(text: &str, path: &Path, out: &mut Counters) -> Result<(), Di
         detail,
     };
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.len() % 2 != 0 {
+    if !lines.len().is_multiple_of(2) {
         return Err(err(
             lines.len(),
             "odd number of lines: a header without values".into(),

@@ -43,7 +43,7 @@ fn join_msgs(msgs: &[Msg]) -> Vec<u8> {
         head[..4].copy_from_slice(&((16 + m.payload.len()) as u32).to_ne_bytes());
         b.extend_from_slice(&head);
         b.extend_from_slice(&m.payload);
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
     }
@@ -69,7 +69,7 @@ fn join_attrs(head: &[u8], attrs: &[(u16, Vec<u8>)]) -> Vec<u8> {
         b.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
         b.extend_from_slice(&kind.to_ne_bytes());
         b.extend_from_slice(data);
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
     }

@@ -8,8 +8,8 @@
 
 use anyhow::Context as _;
 use bbrkit_diag::summary::{self, AlgoSummary};
-use bbrkit_diag::{BbrInfo, Filter, Socket, StateSet, TcpInfo, TcpState};
-use serde_json::{Value, json};
+use bbrkit_diag::{BbrInfo, Family, Filter, Socket, StateSet, TcpInfo, TcpState};
+use serde::Serialize;
 
 use crate::{Global, Outcome};
 
@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub cc: Option<String>,
     /// Only sockets whose local or remote port is N.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
     /// States to show: `connected` (default: all but LISTEN, TIME_WAIT,
     /// SYN_RECV, CLOSE), `all`, or a comma list such as `established,listen`.
@@ -77,104 +77,193 @@ fn bits(bytes_per_second: u64) -> u64 {
 const CA_STATES: [&str; 5] = ["open", "disorder", "cwr", "recovery", "loss"];
 
 /// The JSON document: `filter`, `summary` (one entry per algorithm), `sockets`.
-pub fn document(args: &Args, sums: &[AlgoSummary], socks: &[Socket]) -> Value {
-    let states: Vec<String> = TcpState::all()
-        .filter(|s| args.state.contains(*s))
-        .map(|s| s.to_string())
-        .collect();
-    json!({
-        "filter": { "cc": args.cc, "port": args.port, "states": states },
-        "summary": sums.iter().map(summary_json).collect::<Vec<_>>(),
-        "sockets": socks.iter().map(socket_json).collect::<Vec<_>>(),
-    })
+#[derive(Debug, Serialize)]
+pub struct Document {
+    filter: FilterJson,
+    summary: Vec<SummaryJson>,
+    sockets: Vec<SocketJson>,
 }
 
-fn summary_json(s: &AlgoSummary) -> Value {
-    json!({
-        "cc": s.cc,
-        "sockets": s.sockets,
-        "rtt_samples": s.rtt_samples,
-        "median_rtt_ms": s.median_rtt_us.map(us_to_ms),
-        "median_min_rtt_ms": s.median_min_rtt_us.map(us_to_ms),
-        "delivery_rate_total_bits_per_second": bits(s.delivery_rate_total),
-        "bytes_sent": s.bytes_sent,
-        "bytes_retrans": s.bytes_retrans,
-        "retrans_segments_total": s.total_retrans,
-        "retrans_ratio": s.retrans_ratio(),
-    })
+#[derive(Debug, Serialize)]
+struct FilterJson {
+    cc: Option<String>,
+    port: Option<u16>,
+    states: Vec<String>,
 }
 
-fn socket_json(s: &Socket) -> Value {
-    let mut v = json!({
-        "state": s.state.to_string(),
-        "family": match s.family { bbrkit_diag::Family::V4 => "ipv4", bbrkit_diag::Family::V6 => "ipv6" },
-        "local": s.local.to_string(),
-        "remote": s.remote.to_string(),
-        "cc": s.cc,
-        "uid": s.uid,
-        "inode": s.inode,
-        "recv_queue_bytes": s.recv_queue,
-        "send_queue_bytes": s.send_queue,
-    });
-    let obj = v.as_object_mut().expect("object");
-    if let Some(t) = &s.tcp_info {
-        for (k, val) in tcp_info_json(t).as_object().expect("object") {
-            obj.insert(k.clone(), val.clone());
-        }
+#[derive(Debug, Serialize)]
+struct SummaryJson {
+    cc: Option<String>,
+    sockets: usize,
+    rtt_samples: usize,
+    median_rtt_ms: Option<f64>,
+    median_min_rtt_ms: Option<f64>,
+    delivery_rate_total_bits_per_second: u64,
+    bytes_sent: u64,
+    bytes_retrans: u64,
+    retrans_segments_total: u64,
+    retrans_ratio: Option<f64>,
+}
+
+/// One socket. Keys are always present; `null` means the kernel did not say
+/// (no `tcp_info` for TIME_WAIT and request sockets, or an older kernel).
+#[derive(Debug, Serialize)]
+struct SocketJson {
+    state: String,
+    cc: Option<String>,
+    family: &'static str,
+    local: String,
+    remote: String,
+    uid: u32,
+    inode: u32,
+    recv_queue_bytes: u32,
+    send_queue_bytes: u32,
+    ca_state: Option<&'static str>,
+    cwnd: Option<u32>,
+    ssthresh: Option<u32>,
+    mss_bytes: Option<u32>,
+    rtt_ms: Option<f64>,
+    rttvar_ms: Option<f64>,
+    min_rtt_ms: Option<f64>,
+    rto_ms: Option<f64>,
+    pacing_rate_bits_per_second: Option<u64>,
+    delivery_rate_bits_per_second: Option<u64>,
+    delivery_rate_app_limited: Option<bool>,
+    unacked: Option<u32>,
+    lost: Option<u32>,
+    retrans_current: Option<u32>,
+    retrans_total: Option<u32>,
+    bytes_sent: Option<u64>,
+    bytes_acked: Option<u64>,
+    bytes_received: Option<u64>,
+    bytes_retrans: Option<u64>,
+    retrans_ratio: Option<f64>,
+    busy_s: Option<f64>,
+    rwnd_limited_ratio: Option<f64>,
+    sndbuf_limited_ratio: Option<f64>,
+    tcp_info_bytes: Option<usize>,
+    bbr: Option<BbrJson>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct BbrJson {
+    version: u8,
+    bw_bits_per_second: u64,
+    min_rtt_ms: f64,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    v3: Option<BbrV3Json>,
+}
+
+#[derive(Debug, Serialize)]
+struct BbrV3Json {
+    bw_hi_bits_per_second: u64,
+    bw_lo_bits_per_second: u64,
+    mode: u8,
+    phase: u8,
+    inflight_lo: u32,
+    inflight_hi: u32,
+    extra_acked: u32,
+}
+
+/// Builds the `--json` document.
+pub fn document(args: &Args, sums: &[AlgoSummary], socks: &[Socket]) -> Document {
+    Document {
+        filter: FilterJson {
+            cc: args.cc.clone(),
+            port: args.port,
+            states: TcpState::all()
+                .filter(|s| args.state.contains(*s))
+                .map(|s| s.to_string())
+                .collect(),
+        },
+        summary: sums.iter().map(summary_json).collect(),
+        sockets: socks.iter().map(socket_json).collect(),
     }
-    obj.insert("bbr".into(), s.bbr.as_ref().map_or(Value::Null, bbr_json));
-    if !s.warnings.is_empty() {
-        obj.insert("warnings".into(), json!(s.warnings));
+}
+
+fn summary_json(s: &AlgoSummary) -> SummaryJson {
+    SummaryJson {
+        cc: s.cc.clone(),
+        sockets: s.sockets,
+        rtt_samples: s.rtt_samples,
+        median_rtt_ms: s.median_rtt_us.map(us_to_ms),
+        median_min_rtt_ms: s.median_min_rtt_us.map(us_to_ms),
+        delivery_rate_total_bits_per_second: bits(s.delivery_rate_total),
+        bytes_sent: s.bytes_sent,
+        bytes_retrans: s.bytes_retrans,
+        retrans_segments_total: s.total_retrans,
+        retrans_ratio: s.retrans_ratio(),
     }
-    v
 }
 
-fn tcp_info_json(t: &TcpInfo) -> Value {
-    json!({
-        "tcp_info_bytes": t.len,
-        "ca_state": t.ca_state.map(|c| CA_STATES.get(usize::from(c)).copied().unwrap_or("unknown")),
-        "cwnd": t.snd_cwnd,
-        "ssthresh": t.snd_ssthresh.filter(|&v| v < 0x7fff_ffff),
-        "mss_bytes": t.snd_mss,
-        "rtt_ms": t.rtt_sample_us().map(us_to_ms),
-        "rttvar_ms": t.rtt_sample_us().and(t.rttvar_us).map(us_to_ms),
-        "min_rtt_ms": t.min_rtt_sample_us().map(us_to_ms),
-        "rto_ms": t.rto_us.map(us_to_ms),
-        "pacing_rate_bits_per_second": t.pacing_rate_limited().map(bits),
-        "delivery_rate_bits_per_second": t.delivery_rate.map(bits),
-        "delivery_rate_app_limited": t.delivery_rate_app_limited,
-        "unacked": t.unacked,
-        "lost": t.lost,
-        "retrans_current": t.retrans,
-        "retrans_total": t.total_retrans,
-        "bytes_sent": t.bytes_sent,
-        "bytes_acked": t.bytes_acked,
-        "bytes_received": t.bytes_received,
-        "bytes_retrans": t.bytes_retrans,
-        "retrans_ratio": t.retrans_ratio(),
-        "busy_s": t.busy_time_us.map(|v| v as f64 / 1e6),
-        "rwnd_limited_ratio": t.rwnd_limited_ratio(),
-        "sndbuf_limited_ratio": t.sndbuf_limited_ratio(),
-    })
+fn socket_json(s: &Socket) -> SocketJson {
+    let t = s.tcp_info.as_ref();
+    let f = |g: fn(&TcpInfo) -> Option<u32>| t.and_then(g);
+    let f64_ = |g: fn(&TcpInfo) -> Option<u64>| t.and_then(g);
+    SocketJson {
+        state: s.state.to_string(),
+        cc: s.cc.clone(),
+        family: match s.family {
+            Family::V4 => "ipv4",
+            Family::V6 => "ipv6",
+        },
+        local: s.local.to_string(),
+        remote: s.remote.to_string(),
+        uid: s.uid,
+        inode: s.inode,
+        recv_queue_bytes: s.recv_queue,
+        send_queue_bytes: s.send_queue,
+        ca_state: t
+            .and_then(|t| t.ca_state)
+            .map(|c| CA_STATES.get(usize::from(c)).copied().unwrap_or("unknown")),
+        cwnd: f(|t| t.snd_cwnd),
+        ssthresh: f(|t| t.snd_ssthresh.filter(|&v| v < 0x7fff_ffff)),
+        mss_bytes: f(|t| t.snd_mss),
+        rtt_ms: f(TcpInfo::rtt_sample_us).map(us_to_ms),
+        rttvar_ms: f(|t| t.rtt_sample_us().and(t.rttvar_us)).map(us_to_ms),
+        min_rtt_ms: f(TcpInfo::min_rtt_sample_us).map(us_to_ms),
+        rto_ms: f(|t| t.rto_us).map(us_to_ms),
+        pacing_rate_bits_per_second: f64_(TcpInfo::pacing_rate_limited).map(bits),
+        delivery_rate_bits_per_second: f64_(|t| t.delivery_rate).map(bits),
+        delivery_rate_app_limited: t.and_then(|t| t.delivery_rate_app_limited),
+        unacked: f(|t| t.unacked),
+        lost: f(|t| t.lost),
+        retrans_current: f(|t| t.retrans),
+        retrans_total: f(|t| t.total_retrans),
+        bytes_sent: f64_(|t| t.bytes_sent),
+        bytes_acked: f64_(|t| t.bytes_acked),
+        bytes_received: f64_(|t| t.bytes_received),
+        bytes_retrans: f64_(|t| t.bytes_retrans),
+        retrans_ratio: t.and_then(TcpInfo::retrans_ratio),
+        busy_s: f64_(|t| t.busy_time_us).map(|v| v as f64 / 1e6),
+        rwnd_limited_ratio: t.and_then(TcpInfo::rwnd_limited_ratio),
+        sndbuf_limited_ratio: t.and_then(TcpInfo::sndbuf_limited_ratio),
+        tcp_info_bytes: t.map(|t| t.len),
+        bbr: s.bbr.as_ref().map(bbr_json),
+        warnings: s.warnings.clone(),
+    }
 }
 
-fn bbr_json(b: &BbrInfo) -> Value {
-    json!({
-        "version": b.version(),
-        "bw_bits_per_second": bits(b.bw_bytes_per_second),
-        "min_rtt_ms": us_to_ms(b.min_rtt_us),
-        "pacing_gain": b.pacing_gain(),
-        "cwnd_gain": b.cwnd_gain(),
-        "v3": b.v3.map(|m| json!({
-            "bw_hi_bits_per_second": bits(m.bw_hi),
-            "bw_lo_bits_per_second": bits(m.bw_lo),
-            "mode": m.mode,
-            "phase": m.phase,
-            "inflight_lo": m.inflight_lo,
-            "inflight_hi": m.inflight_hi,
-            "extra_acked": m.extra_acked,
-        })),
-    })
+fn bbr_json(b: &BbrInfo) -> BbrJson {
+    BbrJson {
+        version: b.version(),
+        bw_bits_per_second: bits(b.bw_bytes_per_second),
+        min_rtt_ms: us_to_ms(b.min_rtt_us),
+        pacing_gain: b.pacing_gain(),
+        cwnd_gain: b.cwnd_gain(),
+        v3: b.v3.map(|m| BbrV3Json {
+            bw_hi_bits_per_second: bits(m.bw_hi),
+            bw_lo_bits_per_second: bits(m.bw_lo),
+            mode: m.mode,
+            phase: m.phase,
+            inflight_lo: m.inflight_lo,
+            inflight_hi: m.inflight_hi,
+            extra_acked: m.extra_acked,
+        }),
+    }
 }
 
 /// Human rate: `12.3Gbit/s` from bytes per second.
@@ -241,7 +330,8 @@ pub fn render(sums: &[AlgoSummary], socks: &[Socket]) -> String {
         "RETRANS"
     ));
     for s in socks {
-        let t = s.tcp_info.as_ref();
+        // A listener's tcp_info holds no path measurements: show dashes.
+        let t = s.tcp_info.as_ref().filter(|_| s.state != TcpState::Listen);
         let rtt = t.and_then(|t| {
             Some(format!(
                 "{}/{}",
