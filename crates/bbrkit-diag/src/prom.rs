@@ -84,7 +84,9 @@ fn escape_label(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Formats a sample value: integers without a fraction, `+Inf`, `-Inf`, `NaN`.
+/// Formats a sample value: integers without a fraction, `+Inf`, `-Inf`,
+/// `NaN`; fractions with at most 9 decimals (nanoseconds for `_seconds`), so
+/// float summation noise such as `0.00009400000000000001` prints as `0.000094`.
 pub fn format_value(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
@@ -94,8 +96,11 @@ pub fn format_value(v: f64) -> String {
         } else {
             "-Inf".into()
         }
-    } else {
+    } else if v.fract() == 0.0 || v.abs() < 1e-6 {
         format!("{v}")
+    } else {
+        let s = format!("{v:.9}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -358,5 +363,9 @@ mod tests {
         assert!(e.histogram(&[], &Histogram::new(&[1.0])).is_err());
         assert_eq!(format_value(f64::INFINITY), "+Inf");
         assert_eq!(format_value(0.25), "0.25");
+        assert_eq!(format_value(0.000094 + 1e-20), "0.000094");
+        assert_eq!(format_value(0.1 + 0.2), "0.3");
+        assert_eq!(format_value(24474776189.0), "24474776189");
+        assert_eq!(format_value(1e-7), "0.0000001");
     }
 }
