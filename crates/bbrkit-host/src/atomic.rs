@@ -53,7 +53,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     drop(f);
     crate::crash_point(&format!(
         "temp-written:{}",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
     ));
     fs::rename(&tmp, path)?;
     sync_dir(dir)
@@ -94,8 +96,14 @@ mod tests {
         fs::write(&p, "old\n").unwrap();
         write_atomic(&p, b"new\n", 0o640).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new\n");
-        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
-        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.conf")]);
     }
 
@@ -108,7 +116,12 @@ mod tests {
         std::os::unix::fs::symlink("sysctl.conf", &link).unwrap();
         write_atomic(&link, b"mine\n", 0o644).unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"keep\n");
-        assert!(!fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            !fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         symlink_atomic(&link, Path::new("sysctl.conf")).unwrap();
         assert_eq!(fs::read_link(&link).unwrap(), Path::new("sysctl.conf"));
     }

@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
+use crate::Root;
 use crate::env::{self, Environment};
 use crate::kernel::{self, KernelFacts};
 use crate::qdisc::{self, InterfaceQdisc};
-use crate::Root;
 
 /// The `check` report (also the `--json` document).
 #[derive(Debug, Clone, Serialize)]

@@ -45,8 +45,20 @@ pub struct DoctorReport {
     pub problem: bool,
 }
 
-fn f(id: &str, level: Level, title: impl Into<String>, evidence: Vec<String>, fix: impl Into<String>) -> Finding {
-    Finding { id: id.into(), level, title: title.into(), evidence, fix: fix.into() }
+fn f(
+    id: &str,
+    level: Level,
+    title: impl Into<String>,
+    evidence: Vec<String>,
+    fix: impl Into<String>,
+) -> Finding {
+    Finding {
+        id: id.into(),
+        level,
+        title: title.into(),
+        evidence,
+        fix: fix.into(),
+    }
 }
 
 /// Parses the "ugly table" format of `/proc/net/netstat` and `/proc/net/snmp`
@@ -56,7 +68,9 @@ pub fn parse_netstat(text: &str) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     for pair in lines.chunks(2) {
         let [names, values] = pair else { continue };
-        let (Some((p1, n)), Some((p2, v))) = (names.split_once(':'), values.split_once(':')) else { continue };
+        let (Some((p1, n)), Some((p2, v))) = (names.split_once(':'), values.split_once(':')) else {
+            continue;
+        };
         if p1 != p2 {
             continue;
         }
@@ -79,12 +93,19 @@ pub fn receive_finding(in_octets: u64, out_octets: u64) -> Option<Finding> {
         "mostly_receives",
         Level::Info,
         "this host mostly receives: BBR only changes what it sends (its uploads)",
-        vec![format!("/proc/net/netstat IpExt InOctets={in_octets} OutOctets={out_octets} ({:.1}x more received)", in_octets as f64 / out_octets.max(1) as f64)],
+        vec![format!(
+            "/proc/net/netstat IpExt InOctets={in_octets} OutOctets={out_octets} ({:.1}x more received)",
+            in_octets as f64 / out_octets.max(1) as f64
+        )],
         "enable BBR on the sending side (the server or tunnel end that uploads to you); here it helps only uploads",
     ))
 }
 
-fn boot_findings(root: &Root, facts: &kernel::KernelFacts, out: &mut Vec<Finding>) -> Result<(), HostError> {
+fn boot_findings(
+    root: &Root,
+    facts: &kernel::KernelFacts,
+    out: &mut Vec<Finding>,
+) -> Result<(), HostError> {
     let mine = root.show(&root.bbrkit_file());
     let mut keys = vec![KEY_CC];
     if facts.default_qdisc.is_some() {
@@ -134,12 +155,19 @@ fn boot_findings(root: &Root, facts: &kernel::KernelFacts, out: &mut Vec<Finding
             if let Some(w) = &r.winner
                 && r.loader == Loader::Systemd
             {
-                for o in r.overridden.iter().filter(|o| o.value != w.value && o.file != mine) {
+                for o in r
+                    .overridden
+                    .iter()
+                    .filter(|o| o.value != w.value && o.file != mine)
+                {
                     out.push(f(
                         "overridden_file",
                         Level::Info,
                         format!("{} sets {key} = {} but loses at boot", o.file, o.value),
-                        vec![format!("{}:{} is applied before {}:{}", o.file, o.line, w.file, w.line)],
+                        vec![format!(
+                            "{}:{} is applied before {}:{}",
+                            o.file, o.line, w.file, w.line
+                        )],
                         "nothing to do; remove the line to avoid confusion",
                     ));
                 }
@@ -147,7 +175,10 @@ fn boot_findings(root: &Root, facts: &kernel::KernelFacts, out: &mut Vec<Finding
         }
         if let (Some(v), Some(rv)) = (&ours, &runtime)
             && v != rv
-            && !(*key == KEY_QDISC && facts.qdisc(v).is_some_and(|q| q.provision == kernel::Provision::Absent))
+            && !(*key == KEY_QDISC
+                && facts
+                    .qdisc(v)
+                    .is_some_and(|q| q.provision == kernel::Provision::Absent))
         {
             out.push(f(
                 "runtime_differs",
@@ -164,7 +195,9 @@ fn boot_findings(root: &Root, facts: &kernel::KernelFacts, out: &mut Vec<Finding
 fn grep_keys(root: &Root, rel: &str, out: &mut Vec<String>) {
     let p = root.path(rel);
     let files: Vec<std::path::PathBuf> = if p.is_dir() {
-        std::fs::read_dir(&p).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+        std::fs::read_dir(&p)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
     } else {
         vec![p]
     };
@@ -194,8 +227,16 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     if let (Some(d), Ok(list)) = (&facts.default_qdisc, qdisc::list()) {
         let stale: Vec<String> = list
             .iter()
-            .filter(|i| matches!(i.class, Class::KernelDefault | Class::Multiqueue) && i.effective() != d)
-            .map(|i| format!("{}: root {} while net.core.default_qdisc = {d}", i.name, i.describe()))
+            .filter(|i| {
+                matches!(i.class, Class::KernelDefault | Class::Multiqueue) && i.effective() != d
+            })
+            .map(|i| {
+                format!(
+                    "{}: root {} while net.core.default_qdisc = {d}",
+                    i.name,
+                    i.describe()
+                )
+            })
             .collect();
         if !stale.is_empty() {
             out.push(f("stale_interface_qdisc", Level::Warning, "default qdisc changed but interfaces still use the old one", stale,
@@ -209,15 +250,40 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
             "change net.core.default_qdisc (and load modules) on the host; this namespace owns only its tcp_congestion_control"));
     }
     if let Some(c) = &environ.container {
-        out.push(f("container", Level::Info, format!("running in a container ({c}): the kernel is shared with the host"), environ.container_evidence.clone(),
-            "kernel features (BBR, fq) come from the host's kernel; change them on the host"));
-    } else if environ.container_evidence.iter().any(|e| e.contains("hint") || e.contains("cgroup")) && environ.initial_netns == Some(true) {
+        out.push(f(
+            "container",
+            Level::Info,
+            format!("running in a container ({c}): the kernel is shared with the host"),
+            environ.container_evidence.clone(),
+            "kernel features (BBR, fq) come from the host's kernel; change them on the host",
+        ));
+    } else if environ
+        .container_evidence
+        .iter()
+        .any(|e| e.contains("hint") || e.contains("cgroup"))
+        && environ.initial_netns == Some(true)
+    {
         out.push(f("container_hints", Level::Info, "container hints, but this is the initial network namespace (a VM or bare metal that owns its kernel)", environ.container_evidence.clone(), "nothing to do"));
     }
 
-    let filter = bbrkit_diag::Filter { states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established), details: false, ..Default::default() };
+    let filter = bbrkit_diag::Filter {
+        states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established),
+        details: false,
+        ..Default::default()
+    };
     if let (Some(cur), Ok(socks)) = (&facts.current_cc, bbrkit_diag::census(&filter)) {
-        let old: Vec<String> = socks.iter().filter(|s| s.cc.as_deref() != Some(cur.as_str())).map(|s| format!("{} -> {} uses {}", s.local, s.remote, s.cc.as_deref().unwrap_or("?"))).collect();
+        let old: Vec<String> = socks
+            .iter()
+            .filter(|s| s.cc.as_deref() != Some(cur.as_str()))
+            .map(|s| {
+                format!(
+                    "{} -> {} uses {}",
+                    s.local,
+                    s.remote,
+                    s.cc.as_deref().unwrap_or("?")
+                )
+            })
+            .collect();
         if !old.is_empty() {
             let n = old.len();
             out.push(f("old_connections", Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old.into_iter().take(10).collect(),
@@ -225,22 +291,53 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         }
     }
 
-    if facts.qdisc("fq").is_some_and(|q| q.provision == kernel::Provision::Absent) {
-        let mut ev = facts.qdisc("fq").map(|q| q.evidence.clone()).unwrap_or_default();
+    if facts
+        .qdisc("fq")
+        .is_some_and(|q| q.provision == kernel::Provision::Absent)
+    {
+        let mut ev = facts
+            .qdisc("fq")
+            .map(|q| q.evidence.clone())
+            .unwrap_or_default();
         ev.push("tcp_bbr.c: without fq, TCP falls back to internal pacing with one hrtimer per socket (Linux >= 4.13)".into());
-        out.push(f("no_fq", Level::Info, "kernel has no fq: BBR uses internal pacing (not a failure)", ev,
-            "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU"));
+        out.push(f(
+            "no_fq",
+            Level::Info,
+            "kernel has no fq: BBR uses internal pacing (not a failure)",
+            ev,
+            "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU",
+        ));
     }
-    for cc in ["bbr"].iter().chain(facts.current_cc.iter().map(|s| s.as_str()).collect::<Vec<_>>().iter()) {
+    for cc in ["bbr"].iter().chain(
+        facts
+            .current_cc
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
         if facts.available_cc.iter().any(|a| a == cc) && !facts.allowed_cc.iter().any(|a| a == cc) {
             let (level, why) = if environ.initial_netns == Some(false) {
-                (Level::Warning, "setting it as this namespace's default fails with EPERM")
+                (
+                    Level::Warning,
+                    "setting it as this namespace's default fails with EPERM",
+                )
             } else {
-                (Level::Info, "unprivileged programs cannot select it per socket (TCP_CONGESTION)")
+                (
+                    Level::Info,
+                    "unprivileged programs cannot select it per socket (TCP_CONGESTION)",
+                )
             };
-            out.push(f("not_allowed", level, format!("{cc} is not in net.ipv4.tcp_allowed_congestion_control: {why}"),
-                vec![format!("tcp_allowed_congestion_control = {}", facts.allowed_cc.join(" "))],
-                format!("on the host: add {cc} to net.ipv4.tcp_allowed_congestion_control")));
+            out.push(f(
+                "not_allowed",
+                level,
+                format!("{cc} is not in net.ipv4.tcp_allowed_congestion_control: {why}"),
+                vec![format!(
+                    "tcp_allowed_congestion_control = {}",
+                    facts.allowed_cc.join(" ")
+                )],
+                format!("on the host: add {cc} to net.ipv4.tcp_allowed_congestion_control"),
+            ));
             break;
         }
     }
@@ -248,8 +345,11 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     if let Ok(p) = std::fs::read_to_string(root.path("etc/tuned/active_profile"))
         && !p.trim().is_empty()
     {
-        let main = std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
-        let reapply = !main.lines().any(|l| l.replace(' ', "") == "reapply_sysctl=0");
+        let main =
+            std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
+        let reapply = !main
+            .lines()
+            .any(|l| l.replace(' ', "") == "reapply_sysctl=0");
         out.push(if reapply {
             f("tuned", Level::Info, format!("tuned profile {} is active and re-applies sysctl files after its own values", p.trim()),
                 vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p.trim()), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()],
@@ -280,9 +380,12 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         }
     }
 
-    out.sort_by(|a, b| b.level.cmp(&a.level));
+    out.sort_by_key(|f| std::cmp::Reverse(f.level));
     let problem = out.iter().any(|x| x.level >= Level::Warning);
-    Ok(DoctorReport { findings: out, problem })
+    Ok(DoctorReport {
+        findings: out,
+        problem,
+    })
 }
 
 #[cfg(test)]
@@ -314,24 +417,63 @@ mod tests {
     #[test]
     fn file_based_findings_name_the_file_and_line() {
         let (_d, root) = root_with(&[
-            ("etc/sysctl.d/99-zz-bbrkit.conf", "net.ipv4.tcp_congestion_control = bbr\n"),
-            ("etc/sysctl.conf", "#\nnet.ipv4.tcp_congestion_control = cubic\n"),
-            ("usr/lib/sysctl.d/60-vendor.conf", "net.ipv4.tcp_congestion_control = reno\n"),
+            (
+                "etc/sysctl.d/99-zz-bbrkit.conf",
+                "net.ipv4.tcp_congestion_control = bbr\n",
+            ),
+            (
+                "etc/sysctl.conf",
+                "#\nnet.ipv4.tcp_congestion_control = cubic\n",
+            ),
+            (
+                "usr/lib/sysctl.d/60-vendor.conf",
+                "net.ipv4.tcp_congestion_control = reno\n",
+            ),
             ("etc/tuned/active_profile", "network-throughput\n"),
-            ("etc/cloud/cloud.cfg.d/90-net.cfg", "write_files:\n  - content: net.core.default_qdisc=fq_codel\n"),
-            ("etc/ufw/sysctl.conf", "net/ipv4/tcp_congestion_control=cubic\n"),
+            (
+                "etc/cloud/cloud.cfg.d/90-net.cfg",
+                "write_files:\n  - content: net.core.default_qdisc=fq_codel\n",
+            ),
+            (
+                "etc/ufw/sysctl.conf",
+                "net/ipv4/tcp_congestion_control=cubic\n",
+            ),
         ]);
         let r = diagnose(&root).unwrap();
         let by = |id: &str| r.findings.iter().filter(|f| f.id == id).collect::<Vec<_>>();
         let o = by("boot_override");
         assert_eq!(o.len(), 1, "{:#?}", r.findings);
-        assert!(o[0].evidence[0].contains("sysctl --system applies net.ipv4.tcp_congestion_control = cubic from"), "{:?}", o[0]);
-        assert!(o[0].fix.contains("line 2 of") && o[0].fix.contains("etc/sysctl.conf"), "{}", o[0].fix);
-        assert!(by("overridden_file").iter().any(|f| f.title.contains("60-vendor.conf")));
+        assert!(
+            o[0].evidence[0]
+                .contains("sysctl --system applies net.ipv4.tcp_congestion_control = cubic from"),
+            "{:?}",
+            o[0]
+        );
+        assert!(
+            o[0].fix.contains("line 2 of") && o[0].fix.contains("etc/sysctl.conf"),
+            "{}",
+            o[0].fix
+        );
+        assert!(
+            by("overridden_file")
+                .iter()
+                .any(|f| f.title.contains("60-vendor.conf"))
+        );
         assert_eq!(by("tuned")[0].level, Level::Info);
         let img = by("image_files");
-        assert!(img[0].evidence.iter().any(|e| e.contains("90-net.cfg:2")), "{:?}", img);
-        assert!(img[0].evidence.iter().any(|e| e.contains("ufw/sysctl.conf:1")), "{:?}", img);
+        assert!(
+            img[0].evidence.iter().any(|e| e.contains("90-net.cfg:2")),
+            "{:?}",
+            img
+        );
+        assert!(
+            img[0]
+                .evidence
+                .iter()
+                .any(|e| e.contains("ufw/sysctl.conf:1")),
+            "{:?}",
+            img
+        );
         assert!(r.problem);
         // Worst first.
         assert!(r.findings.windows(2).all(|w| w[0].level >= w[1].level));
@@ -339,7 +481,10 @@ mod tests {
 
     #[test]
     fn tuned_without_reapply_is_a_warning() {
-        let (_d, root) = root_with(&[("etc/tuned/active_profile", "balanced\n"), ("etc/tuned/tuned-main.conf", "reapply_sysctl = 0\n")]);
+        let (_d, root) = root_with(&[
+            ("etc/tuned/active_profile", "balanced\n"),
+            ("etc/tuned/tuned-main.conf", "reapply_sysctl = 0\n"),
+        ]);
         let r = diagnose(&root).unwrap();
         let t = r.findings.iter().find(|f| f.id == "tuned").unwrap();
         assert_eq!(t.level, Level::Warning);

@@ -93,15 +93,21 @@ pub fn detect(root: &Root) -> Environment {
     let virtualization = detect_virt();
     let inode = netns_inode();
     let (initial_netns, netns_evidence) = match inode {
-        Some(i) if i == INIT_NET_INODE => (Some(true), format!("net:[{i}] is init_net's fixed inode")),
-        Some(i) => (Some(false), format!("net:[{i}] is not init_net's inode {INIT_NET_INODE}")),
+        Some(i) if i == INIT_NET_INODE => {
+            (Some(true), format!("net:[{i}] is init_net's fixed inode"))
+        }
+        Some(i) => (
+            Some(false),
+            format!("net:[{i}] is not init_net's inode {INIT_NET_INODE}"),
+        ),
         None => (None, "/proc/thread-self/ns/net unreadable".to_string()),
     };
     let probe = crate::sysctl::proc_path(crate::KEY_CC);
-    let (proc_sys_net_writable, proc_sys_evidence) = match nix::unistd::access(&probe, nix::unistd::AccessFlags::W_OK) {
-        Ok(()) => (true, format!("{} is writable", probe.display())),
-        Err(e) => (false, format!("{}: {}", probe.display(), e.desc())),
-    };
+    let (proc_sys_net_writable, proc_sys_evidence) =
+        match nix::unistd::access(&probe, nix::unistd::AccessFlags::W_OK) {
+            Ok(()) => (true, format!("{} is writable", probe.display())),
+            Err(e) => (false, format!("{}: {}", probe.display(), e.desc())),
+        };
     Environment {
         container,
         container_evidence: evidence,
@@ -117,10 +123,15 @@ fn detect_virt() -> Option<String> {
     let vendor = std::fs::read_to_string("/sys/class/dmi/id/sys_vendor").ok();
     let product = std::fs::read_to_string("/sys/class/dmi/id/product_name").ok();
     let flagged = std::fs::read_to_string("/proc/cpuinfo")
-        .map(|c| c.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor")))
+        .map(|c| {
+            c.lines()
+                .any(|l| l.starts_with("flags") && l.split_whitespace().any(|w| w == "hypervisor"))
+        })
         .unwrap_or(false);
     match (vendor, product, flagged) {
-        (Some(v), Some(p), _) if !v.trim().is_empty() => Some(format!("{} {} (DMI)", v.trim(), p.trim())),
+        (Some(v), Some(p), _) if !v.trim().is_empty() => {
+            Some(format!("{} {} (DMI)", v.trim(), p.trim()))
+        }
         (_, _, true) => Some("virtual machine (cpuinfo flag: hypervisor)".into()),
         _ => None,
     }
@@ -146,6 +157,10 @@ mod tests {
         if e.container.as_deref() != Some("openvz") && e.container.as_deref() != Some("wsl") {
             assert_eq!(e.container.as_deref(), Some("lxc"));
         }
-        assert!(e.container_evidence.iter().any(|s| s.contains(".dockerenv exists")));
+        assert!(
+            e.container_evidence
+                .iter()
+                .any(|s| s.contains(".dockerenv exists"))
+        );
     }
 }

@@ -66,7 +66,9 @@ impl KernelConfig {
     pub fn load(root: &Root, release: &str) -> KernelConfig {
         let mut text = String::new();
         if let Ok(f) = std::fs::File::open("/proc/config.gz")
-            && flate2::read::GzDecoder::new(f).read_to_string(&mut text).is_ok()
+            && flate2::read::GzDecoder::new(f)
+                .read_to_string(&mut text)
+                .is_ok()
         {
             return KernelConfig::parse(&text, "/proc/config.gz");
         }
@@ -138,7 +140,15 @@ struct ModTree {
     builtin: Option<String>,
 }
 
-fn feature(name: &str, config_key: &str, module: &str, rel_path: &str, cfg: &KernelConfig, tree: &ModTree, registered: Option<bool>) -> Feature {
+fn feature(
+    name: &str,
+    config_key: &str,
+    module: &str,
+    rel_path: &str,
+    cfg: &KernelConfig,
+    tree: &ModTree,
+    registered: Option<bool>,
+) -> Feature {
     let mut evidence = Vec::new();
     let mut prov = Provision::Unknown;
     if let Some(src) = &cfg.source {
@@ -148,14 +158,21 @@ fn feature(name: &str, config_key: &str, module: &str, rel_path: &str, cfg: &Ker
             _ => prov = Provision::Absent,
         }
         let v = cfg.get(config_key).unwrap_or("is not set");
-        let sep = if cfg.get(config_key).is_some() { "=" } else { " " };
+        let sep = if cfg.get(config_key).is_some() {
+            "="
+        } else {
+            " "
+        };
         evidence.push(format!("{src}: {config_key}{sep}{v}"));
     }
-    if let Some(b) = &tree.builtin {
-        if b.lines().any(|l| l.trim() == format!("{rel_path}.ko")) {
-            prov = Provision::BuiltIn;
-            evidence.push(format!("{} lists {rel_path}.ko", tree.dir.join("modules.builtin").display()));
-        }
+    if let Some(b) = &tree.builtin
+        && b.lines().any(|l| l.trim() == format!("{rel_path}.ko"))
+    {
+        prov = Provision::BuiltIn;
+        evidence.push(format!(
+            "{} lists {rel_path}.ko",
+            tree.dir.join("modules.builtin").display()
+        ));
     }
     let ko = tree.dir.join(format!("{rel_path}.ko"));
     if let Some(found) = ["", ".xz", ".zst", ".gz"]
@@ -172,7 +189,11 @@ fn feature(name: &str, config_key: &str, module: &str, rel_path: &str, cfg: &Ker
     if sys.exists() {
         let loaded = sys.join("initstate").exists();
         if prov == Provision::Unknown || prov == Provision::Absent {
-            prov = if loaded { Provision::Module } else { Provision::BuiltIn };
+            prov = if loaded {
+                Provision::Module
+            } else {
+                Provision::BuiltIn
+            };
         }
         evidence.push(format!(
             "{} exists ({})",
@@ -187,18 +208,27 @@ fn feature(name: &str, config_key: &str, module: &str, rel_path: &str, cfg: &Ker
             }
             evidence.push(format!("tcp_available_congestion_control lists {name}"));
         }
-        Some(false) => evidence.push(format!("tcp_available_congestion_control does not list {name}")),
+        Some(false) => evidence.push(format!(
+            "tcp_available_congestion_control does not list {name}"
+        )),
         None => {}
     }
     if evidence.is_empty() {
         evidence.push("no kernel config, module tree or /sys/module entry found".into());
     }
-    Feature { name: name.into(), provision: prov, evidence }
+    Feature {
+        name: name.into(),
+        provision: prov,
+        evidence,
+    }
 }
 
 /// Gathers the kernel facts (live kernel, files under `root`).
 pub fn gather(root: &Root) -> KernelFacts {
-    let release = sysctl::read("kernel.osrelease").ok().flatten().unwrap_or_default();
+    let release = sysctl::read("kernel.osrelease")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let cfg = KernelConfig::load(root, &release);
     let dir = root.path(format!("lib/modules/{release}"));
     let tree = ModTree {
@@ -207,14 +237,26 @@ pub fn gather(root: &Root) -> KernelFacts {
     };
     let available_cc = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
     let allowed_cc = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
-    let bbr = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr", "kernel/net/ipv4/tcp_bbr", &cfg, &tree, Some(available_cc.iter().any(|c| c == "bbr")));
+    let bbr = feature(
+        "bbr",
+        "CONFIG_TCP_CONG_BBR",
+        "tcp_bbr",
+        "kernel/net/ipv4/tcp_bbr",
+        &cfg,
+        &tree,
+        Some(available_cc.iter().any(|c| c == "bbr")),
+    );
     let mut loadable_cc = Vec::new();
     if let Ok(rd) = std::fs::read_dir(tree.dir.join("kernel/net/ipv4")) {
         for e in rd.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
             if let Some(rest) = n.strip_prefix("tcp_") {
                 let name = rest.split(".ko").next().unwrap_or("").to_string();
-                if n.contains(".ko") && !name.is_empty() && !available_cc.contains(&name) && name != "diag" {
+                if n.contains(".ko")
+                    && !name.is_empty()
+                    && !available_cc.contains(&name)
+                    && name != "diag"
+                {
                     loadable_cc.push(name);
                 }
             }
@@ -229,9 +271,33 @@ pub fn gather(root: &Root) -> KernelFacts {
         ),
     };
     let qdiscs = vec![
-        feature("fq", "CONFIG_NET_SCH_FQ", "sch_fq", "kernel/net/sched/sch_fq", &cfg, &tree, None),
-        feature("fq_codel", "CONFIG_NET_SCH_FQ_CODEL", "sch_fq_codel", "kernel/net/sched/sch_fq_codel", &cfg, &tree, None),
-        feature("netem", "CONFIG_NET_SCH_NETEM", "sch_netem", "kernel/net/sched/sch_netem", &cfg, &tree, None),
+        feature(
+            "fq",
+            "CONFIG_NET_SCH_FQ",
+            "sch_fq",
+            "kernel/net/sched/sch_fq",
+            &cfg,
+            &tree,
+            None,
+        ),
+        feature(
+            "fq_codel",
+            "CONFIG_NET_SCH_FQ_CODEL",
+            "sch_fq_codel",
+            "kernel/net/sched/sch_fq_codel",
+            &cfg,
+            &tree,
+            None,
+        ),
+        feature(
+            "netem",
+            "CONFIG_NET_SCH_NETEM",
+            "sch_netem",
+            "kernel/net/sched/sch_netem",
+            &cfg,
+            &tree,
+            None,
+        ),
     ];
     KernelFacts {
         release,
@@ -255,27 +321,79 @@ mod tests {
 
     #[test]
     fn config_parse_and_feature_from_config_and_module_tree() {
-        let cfg = KernelConfig::parse("CONFIG_TCP_CONG_BBR=m\n# CONFIG_NET_SCH_FQ is not set\nCONFIG_DEFAULT_TCP_CONG=\"cubic\"\n", "/boot/config-x");
+        let cfg = KernelConfig::parse(
+            "CONFIG_TCP_CONG_BBR=m\n# CONFIG_NET_SCH_FQ is not set\nCONFIG_DEFAULT_TCP_CONG=\"cubic\"\n",
+            "/boot/config-x",
+        );
         assert_eq!(cfg.get("CONFIG_DEFAULT_TCP_CONG"), Some("cubic"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("kernel/net/ipv4")).unwrap();
         std::fs::write(dir.path().join("kernel/net/ipv4/tcp_bbr.ko.zst"), "").unwrap();
-        let tree = ModTree { dir: dir.path().to_path_buf(), builtin: Some("kernel/net/sched/sch_fq.ko\n".into()) };
-        let bbr = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr_nonexistent", "kernel/net/ipv4/tcp_bbr", &cfg, &tree, Some(false));
+        let tree = ModTree {
+            dir: dir.path().to_path_buf(),
+            builtin: Some("kernel/net/sched/sch_fq.ko\n".into()),
+        };
+        let bbr = feature(
+            "bbr",
+            "CONFIG_TCP_CONG_BBR",
+            "tcp_bbr_nonexistent",
+            "kernel/net/ipv4/tcp_bbr",
+            &cfg,
+            &tree,
+            Some(false),
+        );
         assert_eq!(bbr.provision, Provision::Module);
-        assert!(bbr.evidence.iter().any(|e| e.contains("CONFIG_TCP_CONG_BBR=m")));
-        assert!(bbr.evidence.iter().any(|e| e.ends_with("tcp_bbr.ko.zst exists")));
+        assert!(
+            bbr.evidence
+                .iter()
+                .any(|e| e.contains("CONFIG_TCP_CONG_BBR=m"))
+        );
+        assert!(
+            bbr.evidence
+                .iter()
+                .any(|e| e.ends_with("tcp_bbr.ko.zst exists"))
+        );
         // modules.builtin overrides a config that says "not set".
-        let fq = feature("fq", "CONFIG_NET_SCH_FQ", "sch_fq_nonexistent", "kernel/net/sched/sch_fq", &cfg, &tree, None);
+        let fq = feature(
+            "fq",
+            "CONFIG_NET_SCH_FQ",
+            "sch_fq_nonexistent",
+            "kernel/net/sched/sch_fq",
+            &cfg,
+            &tree,
+            None,
+        );
         assert_eq!(fq.provision, Provision::BuiltIn);
-        let none = feature("netem", "CONFIG_NET_SCH_NETEM", "sch_netem_nonexistent", "kernel/net/sched/sch_netem", &KernelConfig::default(), &ModTree { dir: dir.path().join("x"), builtin: None }, None);
+        let none = feature(
+            "netem",
+            "CONFIG_NET_SCH_NETEM",
+            "sch_netem_nonexistent",
+            "kernel/net/sched/sch_netem",
+            &KernelConfig::default(),
+            &ModTree {
+                dir: dir.path().join("x"),
+                builtin: None,
+            },
+            None,
+        );
         assert_eq!(none.provision, Provision::Unknown);
     }
 
     #[test]
     fn registered_algorithm_counts_as_present_even_without_config() {
-        let tree = ModTree { dir: "/nonexistent".into(), builtin: None };
-        let f = feature("bbr", "CONFIG_TCP_CONG_BBR", "tcp_bbr_nonexistent", "kernel/net/ipv4/tcp_bbr", &KernelConfig::default(), &tree, Some(true));
+        let tree = ModTree {
+            dir: "/nonexistent".into(),
+            builtin: None,
+        };
+        let f = feature(
+            "bbr",
+            "CONFIG_TCP_CONG_BBR",
+            "tcp_bbr_nonexistent",
+            "kernel/net/ipv4/tcp_bbr",
+            &KernelConfig::default(),
+            &tree,
+            Some(true),
+        );
         assert_eq!(f.provision, Provision::BuiltIn);
     }
 }

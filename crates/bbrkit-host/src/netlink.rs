@@ -15,10 +15,16 @@ fn err(what: &str, e: impl std::fmt::Display) -> HostError {
 
 /// Sends one request. `dump` adds NLM_F_DUMP; otherwise NLM_F_ACK and the
 /// kernel's error code (negative errno) becomes an `Err` with its text.
-pub fn request(msg: RouteNetlinkMessage, extra_flags: u16, dump: bool) -> Result<Vec<RouteNetlinkMessage>, HostError> {
+pub fn request(
+    msg: RouteNetlinkMessage,
+    extra_flags: u16,
+    dump: bool,
+) -> Result<Vec<RouteNetlinkMessage>, HostError> {
     let mut socket = Socket::new(NETLINK_ROUTE).map_err(|e| err("socket", e))?;
     socket.bind_auto().map_err(|e| err("bind", e))?;
-    socket.connect(&SocketAddr::new(0, 0)).map_err(|e| err("connect", e))?;
+    socket
+        .connect(&SocketAddr::new(0, 0))
+        .map_err(|e| err("connect", e))?;
     let mut header = NetlinkHeader::default();
     header.flags = NLM_F_REQUEST | extra_flags | if dump { NLM_F_DUMP } else { NLM_F_ACK };
     header.sequence_number = 1;
@@ -33,7 +39,8 @@ pub fn request(msg: RouteNetlinkMessage, extra_flags: u16, dump: bool) -> Result
         let mut offset = 0;
         while offset < data.len() {
             let bytes = &data[offset..];
-            let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(bytes).map_err(|e| err("parse", e))?;
+            let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(bytes)
+                .map_err(|e| err("parse", e))?;
             let len = reply.header.length as usize;
             match reply.payload {
                 NetlinkPayload::Done(_) => return Ok(out),

@@ -171,7 +171,11 @@ fn show(root: &Root, rel_dir: &str, name: &str) -> String {
 }
 
 /// The files `loader` applies under `root`, in application order.
-pub fn sources(root: &Root, loader: Loader, overlay: Option<&Overlay>) -> Result<Vec<Source>, HostError> {
+pub fn sources(
+    root: &Root,
+    loader: Loader,
+    overlay: Option<&Overlay>,
+) -> Result<Vec<Source>, HostError> {
     let dirs: &[&str] = match loader {
         Loader::Systemd => &SYSTEMD_DIRS,
         Loader::Procps => &PROCPS_DIRS,
@@ -274,12 +278,17 @@ fn is_glob(key: &str) -> bool {
 /// Every assignment of `key` that `loader` would apply, in order; the last
 /// one is the winner.
 pub fn assignments_for(sources: &[Source], loader: Loader, key: &str) -> Vec<Assignment> {
-    let all = sources.iter().filter(|s| !s.masked).flat_map(|s| s.assignments.iter());
+    let all = sources
+        .iter()
+        .filter(|s| !s.masked)
+        .flat_map(|s| s.assignments.iter());
     let explicit: Vec<Assignment> = all.clone().filter(|a| a.key == key).cloned().collect();
     if !explicit.is_empty() || loader == Loader::Procps {
         return explicit;
     }
-    all.filter(|a| is_glob(&a.key) && glob_match(&a.key, key)).cloned().collect()
+    all.filter(|a| is_glob(&a.key) && glob_match(&a.key, key))
+        .cloned()
+        .collect()
 }
 
 /// The boot-time outcome of one key under one loader.
@@ -296,7 +305,11 @@ pub struct Resolution {
 }
 
 /// Resolves `keys` under both loaders.
-pub fn resolve(root: &Root, keys: &[&str], overlay: Option<&Overlay>) -> Result<Vec<Resolution>, HostError> {
+pub fn resolve(
+    root: &Root,
+    keys: &[&str],
+    overlay: Option<&Overlay>,
+) -> Result<Vec<Resolution>, HostError> {
     let mut out = Vec::new();
     for loader in Loader::BOTH {
         let srcs = sources(root, loader, overlay)?;

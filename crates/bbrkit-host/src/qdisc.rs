@@ -66,7 +66,11 @@ impl InterfaceQdisc {
     pub fn describe(&self) -> String {
         let mut s = format!("{} {}", self.root, self.handle);
         if !self.leaves.is_empty() {
-            s.push_str(&format!(" (leaves: {} x{})", self.leaves[0], self.leaves.len()));
+            s.push_str(&format!(
+                " (leaves: {} x{})",
+                self.leaves[0],
+                self.leaves.len()
+            ));
         }
         if let Some(i) = &self.ingress {
             s.push_str(&format!(" + {i}"));
@@ -92,7 +96,11 @@ pub fn classify(kind: &str, handle_major: u16, ingress: bool) -> Class {
     if handle_major != 0 || ingress || SHAPING_KINDS.contains(&kind) {
         return Class::Deliberate;
     }
-    if kind == "mq" { Class::Multiqueue } else { Class::KernelDefault }
+    if kind == "mq" {
+        Class::Multiqueue
+    } else {
+        Class::KernelDefault
+    }
 }
 
 fn kind_of(attrs: &[TcAttribute]) -> String {
@@ -107,11 +115,21 @@ fn kind_of(attrs: &[TcAttribute]) -> String {
 
 /// Lists every interface of the calling thread's network namespace.
 pub fn list() -> Result<Vec<InterfaceQdisc>, HostError> {
-    let links = request(RouteNetlinkMessage::GetLink(LinkMessage::default()), 0, true)?;
-    let qdiscs = request(RouteNetlinkMessage::GetQueueDiscipline(TcMessage::default()), 0, true)?;
+    let links = request(
+        RouteNetlinkMessage::GetLink(LinkMessage::default()),
+        0,
+        true,
+    )?;
+    let qdiscs = request(
+        RouteNetlinkMessage::GetQueueDiscipline(TcMessage::default()),
+        0,
+        true,
+    )?;
     let mut out = Vec::new();
     for l in links {
-        let RouteNetlinkMessage::NewLink(l) = l else { continue };
+        let RouteNetlinkMessage::NewLink(l) = l else {
+            continue;
+        };
         let ifindex = l.header.index;
         let mut name = String::new();
         let mut tx_queues = 1;
@@ -125,19 +143,28 @@ pub fn list() -> Result<Vec<InterfaceQdisc>, HostError> {
         let mine: Vec<&TcMessage> = qdiscs
             .iter()
             .filter_map(|m| match m {
-                RouteNetlinkMessage::NewQueueDiscipline(t) if t.header.index as u32 == ifindex => Some(t),
+                RouteNetlinkMessage::NewQueueDiscipline(t) if t.header.index as u32 == ifindex => {
+                    Some(t)
+                }
                 _ => None,
             })
             .collect();
         let root = mine.iter().find(|t| t.header.parent == TcHandle::ROOT);
-        let ingress = mine.iter().find(|t| t.header.parent == TcHandle::INGRESS).map(|t| kind_of(&t.attributes));
+        let ingress = mine
+            .iter()
+            .find(|t| t.header.parent == TcHandle::INGRESS)
+            .map(|t| kind_of(&t.attributes));
         let (kind, major) = match root {
             Some(t) => (kind_of(&t.attributes), t.header.handle.major),
             None => ("noop".to_string(), 0),
         };
         let leaves = if kind == "mq" {
             mine.iter()
-                .filter(|t| t.header.parent != TcHandle::ROOT && t.header.parent != TcHandle::INGRESS && t.header.parent.major == major)
+                .filter(|t| {
+                    t.header.parent != TcHandle::ROOT
+                        && t.header.parent != TcHandle::INGRESS
+                        && t.header.parent.major == major
+                })
                 .map(|t| kind_of(&t.attributes))
                 .collect()
         } else {
@@ -178,7 +205,11 @@ pub fn recreate_root(ifindex: u32) -> Result<(), HostError> {
         NLM_F_CREATE | NLM_F_REPLACE,
         false,
     )?;
-    request(RouteNetlinkMessage::DelQueueDiscipline(root_msg(ifindex, None)), 0, false)?;
+    request(
+        RouteNetlinkMessage::DelQueueDiscipline(root_msg(ifindex, None)),
+        0,
+        false,
+    )?;
     Ok(())
 }
 
@@ -217,12 +248,28 @@ mod tests {
             m.header.flags = LinkFlags::Up;
             m.header.change_mask = LinkFlags::Up;
             request(RouteNetlinkMessage::SetLink(m), 0, false).unwrap();
-            request(RouteNetlinkMessage::NewQueueDiscipline(root_msg(1, Some("pfifo"))), NLM_F_CREATE | NLM_F_REPLACE, false).unwrap();
-            let lo = list().unwrap().into_iter().find(|i| i.name == "lo").unwrap();
+            request(
+                RouteNetlinkMessage::NewQueueDiscipline(root_msg(1, Some("pfifo"))),
+                NLM_F_CREATE | NLM_F_REPLACE,
+                false,
+            )
+            .unwrap();
+            let lo = list()
+                .unwrap()
+                .into_iter()
+                .find(|i| i.name == "lo")
+                .unwrap();
             assert_eq!((lo.root.as_str(), lo.class), ("pfifo", Class::Deliberate));
             recreate_root(1).unwrap();
-            let lo = list().unwrap().into_iter().find(|i| i.name == "lo").unwrap();
-            assert_eq!((lo.root.as_str(), lo.handle.as_str(), lo.class), ("noqueue", "0:", Class::NoQueue));
+            let lo = list()
+                .unwrap()
+                .into_iter()
+                .find(|i| i.name == "lo")
+                .unwrap();
+            assert_eq!(
+                (lo.root.as_str(), lo.handle.as_str(), lo.class),
+                ("noqueue", "0:", Class::NoQueue)
+            );
         })
         .join()
         .unwrap();

@@ -42,7 +42,11 @@ pub struct RollbackReport {
 }
 
 fn act(what: &str, action: &str, detail: impl Into<String>) -> Action {
-    Action { what: what.into(), action: action.into(), detail: detail.into() }
+    Action {
+        what: what.into(),
+        action: action.into(),
+        detail: detail.into(),
+    }
 }
 
 /// Restores the before-image. `no_apply` restores files only.
@@ -66,13 +70,19 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         }
         return Ok(report);
     };
-    let needs_runtime = image.runtime.iter().any(|r| r.prior.is_some() && sysctl::read(&r.key).ok().flatten() != r.prior);
+    let needs_runtime = image
+        .runtime
+        .iter()
+        .any(|r| r.prior.is_some() && sysctl::read(&r.key).ok().flatten() != r.prior);
     if !dry_run {
         for f in &image.files {
             let p = root.path(&f.path);
             let dir = p.parent().unwrap_or(root.base());
             if dir.exists() && nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
-                return Err(HostError::Permission(format!("cannot write {}", dir.display())));
+                return Err(HostError::Permission(format!(
+                    "cannot write {}",
+                    dir.display()
+                )));
             }
         }
         if needs_runtime && !no_apply && !sysctl::writable(crate::KEY_CC) {
@@ -87,7 +97,9 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         let p = root.path(&f.path);
         let shown = root.show(&p);
         if f.prior.matches(&p) {
-            report.files.push(act(&shown, "unchanged", "already as before"));
+            report
+                .files
+                .push(act(&shown, "unchanged", "already as before"));
             if !dry_run {
                 crate::atomic::remove_stale_temp(&p).map_err(|e| HostError::io(&p, e))?;
             }
@@ -95,14 +107,27 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         }
         let (verb, detail) = match &f.prior {
             Prior::Absent => ("remove", "did not exist before".to_string()),
-            Prior::File { content_hex, .. } => ("restore", format!("{} bytes as before", content_hex.len() / 2)),
+            Prior::File { content_hex, .. } => (
+                "restore",
+                format!("{} bytes as before", content_hex.len() / 2),
+            ),
             Prior::Symlink { target } => ("restore", format!("symlink to {target} as before")),
         };
         if dry_run {
-            report.files.push(act(&shown, &format!("would_{verb}"), detail));
+            report
+                .files
+                .push(act(&shown, &format!("would_{verb}"), detail));
         } else {
             f.prior.restore(&p)?;
-            report.files.push(act(&shown, if verb == "remove" { "removed" } else { "restored" }, detail));
+            report.files.push(act(
+                &shown,
+                if verb == "remove" {
+                    "removed"
+                } else {
+                    "restored"
+                },
+                detail,
+            ));
         }
     }
 
@@ -110,21 +135,39 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
     for r in &image.runtime {
         let now = sysctl::read(&r.key).ok().flatten();
         let Some(prior) = &r.prior else {
-            report.runtime.push(act(&r.key, "skipped", "key did not exist before"));
+            report
+                .runtime
+                .push(act(&r.key, "skipped", "key did not exist before"));
             continue;
         };
         if now.as_ref() == Some(prior) {
-            report.runtime.push(act(&r.key, "unchanged", format!("already {prior}")));
+            report
+                .runtime
+                .push(act(&r.key, "unchanged", format!("already {prior}")));
         } else if dry_run {
-            report.runtime.push(act(&r.key, "would_restore", format!("{} -> {prior}", now.unwrap_or_default())));
+            report.runtime.push(act(
+                &r.key,
+                "would_restore",
+                format!("{} -> {prior}", now.unwrap_or_default()),
+            ));
         } else if no_apply {
-            report.runtime.push(act(&r.key, "skipped", format!("--no-apply: stays {} until reboot", now.unwrap_or_default())));
+            report.runtime.push(act(
+                &r.key,
+                "skipped",
+                format!("--no-apply: stays {} until reboot", now.unwrap_or_default()),
+            ));
         } else {
             match sysctl::write(&r.key, prior) {
-                Ok(()) => report.runtime.push(act(&r.key, "restored", format!("{} -> {prior} (read back)", now.unwrap_or_default()))),
+                Ok(()) => report.runtime.push(act(
+                    &r.key,
+                    "restored",
+                    format!("{} -> {prior} (read back)", now.unwrap_or_default()),
+                )),
                 Err(e) => {
                     report.problem = true;
-                    report.runtime.push(act(&r.key, "failed", format!("writing {prior}: {e}")));
+                    report
+                        .runtime
+                        .push(act(&r.key, "failed", format!("writing {prior}: {e}")));
                 }
             }
         }
@@ -136,19 +179,40 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         for ii in &image.interfaces {
             let before = ii.leaves.first().unwrap_or(&ii.root).clone();
             let Some(cur) = list.iter().find(|i| i.name == ii.name) else {
-                report.interfaces.push(act(&ii.name, "skipped", "interface no longer exists"));
+                report
+                    .interfaces
+                    .push(act(&ii.name, "skipped", "interface no longer exists"));
                 continue;
             };
-            if cur.effective() == before || !matches!(cur.class, Class::KernelDefault | Class::Multiqueue) {
-                report.interfaces.push(act(&ii.name, "unchanged", format!("root qdisc {}", cur.describe())));
+            if cur.effective() == before
+                || !matches!(cur.class, Class::KernelDefault | Class::Multiqueue)
+            {
+                report.interfaces.push(act(
+                    &ii.name,
+                    "unchanged",
+                    format!("root qdisc {}", cur.describe()),
+                ));
             } else if dry_run || no_apply {
-                report.interfaces.push(act(&ii.name, "would_restore", format!("re-create root: {} -> {before}", cur.effective())));
+                report.interfaces.push(act(
+                    &ii.name,
+                    "would_restore",
+                    format!("re-create root: {} -> {before}", cur.effective()),
+                ));
             } else {
                 match qdisc::recreate_root(cur.ifindex) {
-                    Ok(()) => report.interfaces.push(act(&ii.name, "restored", format!("root re-created from default_qdisc {}", default_now.clone().unwrap_or_default()))),
+                    Ok(()) => report.interfaces.push(act(
+                        &ii.name,
+                        "restored",
+                        format!(
+                            "root re-created from default_qdisc {}",
+                            default_now.clone().unwrap_or_default()
+                        ),
+                    )),
                     Err(e) => {
                         report.problem = true;
-                        report.interfaces.push(act(&ii.name, "failed", e.to_string()));
+                        report
+                            .interfaces
+                            .push(act(&ii.name, "failed", e.to_string()));
                     }
                 }
             }

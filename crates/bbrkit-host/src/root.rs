@@ -129,7 +129,10 @@ mod tests {
             root.bbrkit_file(),
             base.join("etc/sysctl.d/99-zz-bbrkit.conf")
         );
-        assert_eq!(root.relative(&root.state_file()), "var/lib/bbrkit/before-image.json");
+        assert_eq!(
+            root.relative(&root.state_file()),
+            "var/lib/bbrkit/before-image.json"
+        );
         assert!(!root.is_system());
         assert!(Root::system().is_system());
     }

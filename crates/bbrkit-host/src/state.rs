@@ -83,7 +83,7 @@ pub fn hex_encode(b: &[u8]) -> String {
 
 /// Inverse of [`hex_encode`].
 pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -99,7 +99,10 @@ impl Prior {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Prior::Absent),
             Err(e) => Err(HostError::io(path, e)),
             Ok(m) if m.file_type().is_symlink() => Ok(Prior::Symlink {
-                target: std::fs::read_link(path).map_err(|e| HostError::io(path, e))?.display().to_string(),
+                target: std::fs::read_link(path)
+                    .map_err(|e| HostError::io(path, e))?
+                    .display()
+                    .to_string(),
             }),
             Ok(m) => Ok(Prior::File {
                 content_hex: hex_encode(&std::fs::read(path).map_err(|e| HostError::io(path, e))?),
@@ -140,10 +143,12 @@ pub fn load(root: &Root) -> Result<Option<BeforeImage>, HostError> {
     match std::fs::read(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(HostError::io(&path, e)),
-        Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| HostError::State {
-            path,
-            reason: e.to_string(),
-        }),
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| HostError::State {
+                path,
+                reason: e.to_string(),
+            }),
     }
 }
 
@@ -173,7 +178,10 @@ impl BeforeImage {
     pub fn record_file(&mut self, root: &Root, path: &Path) -> Result<(), HostError> {
         let rel = root.relative(path);
         if !self.files.iter().any(|f| f.path == rel) {
-            self.files.push(FileImage { prior: Prior::capture(path)?, path: rel });
+            self.files.push(FileImage {
+                prior: Prior::capture(path)?,
+                path: rel,
+            });
         }
         Ok(())
     }
@@ -181,7 +189,10 @@ impl BeforeImage {
     /// Adds a runtime value unless already recorded.
     pub fn record_runtime(&mut self, key: &str, prior: Option<String>) {
         if !self.runtime.iter().any(|r| r.key == key) {
-            self.runtime.push(RuntimeImage { key: key.into(), prior });
+            self.runtime.push(RuntimeImage {
+                key: key.into(),
+                prior,
+            });
         }
     }
 
@@ -218,7 +229,10 @@ mod tests {
         std::os::unix::fs::symlink("../sysctl.conf", &link).unwrap();
         let absent = d.join("99-zz-bbrkit.conf");
 
-        let mut img = BeforeImage { version: 1, ..Default::default() };
+        let mut img = BeforeImage {
+            version: 1,
+            ..Default::default()
+        };
         for p in [&file, &link, &absent] {
             img.record_file(&root, p).unwrap();
         }
@@ -241,8 +255,14 @@ mod tests {
             assert!(f.prior.matches(&p), "{}", f.path);
         }
         assert_eq!(std::fs::read(&file).unwrap(), b"x = 1\n\xff\x00binary");
-        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
-        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("../sysctl.conf"));
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            Path::new("../sysctl.conf")
+        );
         assert!(!absent.exists());
         discard(&root).unwrap();
         assert!(load(&root).unwrap().is_none());

@@ -95,7 +95,8 @@ pub fn write(key: &str, value: &str) -> Result<(), WriteError> {
         .write(true)
         .open(&path)
         .map_err(|e| classify(e, true))?;
-    f.write_all(value.as_bytes()).map_err(|e| classify(e, false))?;
+    f.write_all(value.as_bytes())
+        .map_err(|e| classify(e, false))?;
     drop(f);
     let got = read(key)
         .map_err(|e| classify(e, true))?
@@ -117,14 +118,19 @@ mod tests {
             proc_path("net.ipv4.tcp_congestion_control"),
             PathBuf::from("/proc/sys/net/ipv4/tcp_congestion_control")
         );
-        assert_eq!(normalize("4096\t131072\t33554432\n"), "4096 131072 33554432");
+        assert_eq!(
+            normalize("4096\t131072\t33554432\n"),
+            "4096 131072 33554432"
+        );
     }
 
     #[test]
     fn reads_live_keys_and_reports_missing_ones() {
         assert!(read("net.ipv4.tcp_congestion_control").unwrap().is_some());
         assert_eq!(read("net.ipv4.no_such_key_bbrkit").unwrap(), None);
-        assert!(read_list("net.ipv4.tcp_available_congestion_control").contains(&"reno".to_string()));
+        assert!(
+            read_list("net.ipv4.tcp_available_congestion_control").contains(&"reno".to_string())
+        );
     }
 
     #[test]
@@ -137,13 +143,22 @@ mod tests {
             assert_eq!(write(key, "reno"), Ok(()));
             assert_eq!(read(key).unwrap().as_deref(), Some("reno"));
             let allowed = read_list("net.ipv4.tcp_allowed_congestion_control");
-            if let Some(na) = read_list("net.ipv4.tcp_available_congestion_control").into_iter().find(|c| !allowed.contains(c)) {
+            if let Some(na) = read_list("net.ipv4.tcp_available_congestion_control")
+                .into_iter()
+                .find(|c| !allowed.contains(c))
+            {
                 assert_eq!(write(key, &na), Err(WriteError::NotPermitted), "{na}");
             }
             // Global keys are read-only (0444) outside the initial namespace,
             // and default_qdisc does not exist there.
-            assert_eq!(write("net.core.rmem_max", "4194304"), Err(WriteError::ReadOnly));
-            assert_eq!(write("net.core.default_qdisc", "pfifo_fast"), Err(WriteError::KeyMissing));
+            assert_eq!(
+                write("net.core.rmem_max", "4194304"),
+                Err(WriteError::ReadOnly)
+            );
+            assert_eq!(
+                write("net.core.default_qdisc", "pfifo_fast"),
+                Err(WriteError::KeyMissing)
+            );
             assert!(!writable("net.core.rmem_max"));
             assert_eq!(write("net.ipv4.tcp_rmem", "4096 131072 6291456"), Ok(()));
         })

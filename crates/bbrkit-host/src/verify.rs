@@ -36,7 +36,10 @@ impl Check {
         if self.ok {
             format!("ok   {}={} ({})", self.key, self.value, self.detail)
         } else {
-            format!("FAIL {}={} expected={} ({})", self.key, self.value, self.expected, self.detail)
+            format!(
+                "FAIL {}={} expected={} ({})",
+                self.key, self.value, self.expected, self.detail
+            )
         }
     }
 }
@@ -67,37 +70,78 @@ pub struct VerifyReport {
     pub ok: bool,
 }
 
-fn check(name: &str, ok: bool, key: &str, value: impl Into<String>, expected: impl Into<String>, detail: impl Into<String>) -> Check {
-    Check { name: name.into(), ok, key: key.into(), value: value.into(), expected: expected.into(), detail: detail.into() }
+fn check(
+    name: &str,
+    ok: bool,
+    key: &str,
+    value: impl Into<String>,
+    expected: impl Into<String>,
+    detail: impl Into<String>,
+) -> Check {
+    Check {
+        name: name.into(),
+        ok,
+        key: key.into(),
+        value: value.into(),
+        expected: expected.into(),
+        detail: detail.into(),
+    }
 }
 
 /// The value bbrkit's own file sets for `key`, if the file exists.
 pub fn bbrkit_value(root: &Root, key: &str) -> Option<String> {
     let text = std::fs::read_to_string(root.bbrkit_file()).ok()?;
-    precedence::parse(&text, "").into_iter().rev().find(|a| a.key == key).map(|a| a.value)
+    precedence::parse(&text, "")
+        .into_iter()
+        .rev()
+        .find(|a| a.key == key)
+        .map(|a| a.value)
 }
 
 /// Runs every check. `cc` overrides the expected algorithm (default: the
 /// one in bbrkit's file, else `bbr`).
 pub fn run(root: &Root, cc: Option<&str>) -> Result<VerifyReport, HostError> {
     let facts = kernel::gather(root);
-    let expected = cc.map(String::from).or_else(|| bbrkit_value(root, KEY_CC)).unwrap_or_else(|| "bbr".into());
+    let expected = cc
+        .map(String::from)
+        .or_else(|| bbrkit_value(root, KEY_CC))
+        .unwrap_or_else(|| "bbr".into());
     let mut checks = Vec::new();
 
     // 1. The sysctl.
-    let cur = facts.current_cc.clone().unwrap_or_else(|| "(absent)".into());
-    checks.push(check("sysctl", cur == expected, KEY_CC, &cur, &expected, "/proc/sys of this network namespace"));
+    let cur = facts
+        .current_cc
+        .clone()
+        .unwrap_or_else(|| "(absent)".into());
+    checks.push(check(
+        "sysctl",
+        cur == expected,
+        KEY_CC,
+        &cur,
+        &expected,
+        "/proc/sys of this network namespace",
+    ));
 
     // 2. The algorithm is there (built in counts).
     let listed = facts.available_cc.contains(&expected);
-    let how = if expected == "bbr" { facts.bbr.provision.word().to_string() } else if listed { "registered".into() } else { "not registered".into() };
+    let how = if expected == "bbr" {
+        facts.bbr.provision.word().to_string()
+    } else if listed {
+        "registered".into()
+    } else {
+        "not registered".into()
+    };
     checks.push(check(
         "available",
         listed,
         "tcp_available_congestion_control",
         facts.available_cc.join(" "),
         format!("contains {expected}"),
-        if expected == "bbr" { format!("bbr {how}: {}", facts.bbr.evidence.join("; ")) } else { how },
+        if expected == "bbr" {
+            format!("bbr {how}: {}", facts.bbr.evidence.join("; "))
+        } else {
+            how
+        },
     ));
 
     // 3. Live sockets by algorithm.
@@ -114,36 +158,74 @@ pub fn run(root: &Root, cc: Option<&str>) -> Result<VerifyReport, HostError> {
                 let c = s.cc.clone().unwrap_or_else(|| "unknown".into());
                 *by_cc.entry(c.clone()).or_insert(0usize) += 1;
                 if c != expected {
-                    old.push(OldSocket { local: s.local.to_string(), remote: s.remote.to_string(), cc: c });
+                    old.push(OldSocket {
+                        local: s.local.to_string(),
+                        remote: s.remote.to_string(),
+                        cc: c,
+                    });
                 }
             }
             let summary = if by_cc.is_empty() {
                 "no established TCP sockets in this network namespace".to_string()
             } else {
-                by_cc.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(" ")
+                by_cc
+                    .iter()
+                    .map(|(k, v)| format!("{k}:{v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             };
             let detail = if old.is_empty() {
                 format!("sock_diag INET_DIAG_CONG: {summary}")
             } else {
-                let names: Vec<String> = old.iter().take(5).map(|o| format!("{}->{} {}", o.local, o.remote, o.cc)).collect();
+                let names: Vec<String> = old
+                    .iter()
+                    .take(5)
+                    .map(|o| format!("{}->{} {}", o.local, o.remote, o.cc))
+                    .collect();
                 format!(
                     "sock_diag INET_DIAG_CONG: {summary}; still on the old algorithm: {}{}; created before the switch (the algorithm is fixed when a socket is created, or set by the application): they change when they reconnect",
                     names.join(", "),
-                    if old.len() > 5 { format!(" and {} more", old.len() - 5) } else { String::new() }
+                    if old.len() > 5 {
+                        format!(" and {} more", old.len() - 5)
+                    } else {
+                        String::new()
+                    }
                 )
             };
-            checks.push(check("sockets", old.is_empty(), &format!("established_not_{expected}"), old.len().to_string(), "0", detail));
+            checks.push(check(
+                "sockets",
+                old.is_empty(),
+                &format!("established_not_{expected}"),
+                old.len().to_string(),
+                "0",
+                detail,
+            ));
         }
-        Err(e) => checks.push(check("sockets", false, "established_sockets", "unreadable", "readable", format!("sock_diag: {e}"))),
+        Err(e) => checks.push(check(
+            "sockets",
+            false,
+            "established_sockets",
+            "unreadable",
+            "readable",
+            format!("sock_diag: {e}"),
+        )),
     }
 
     // 4. Every interface's root qdisc.
-    let fq_absent = facts.qdisc("fq").is_some_and(|f| f.provision == kernel::Provision::Absent);
+    let fq_absent = facts
+        .qdisc("fq")
+        .is_some_and(|f| f.provision == kernel::Provision::Absent);
     let wanted_default = bbrkit_value(root, KEY_QDISC);
     if let (Some(w), Some(d)) = (&wanted_default, &facts.default_qdisc) {
-        let kernel_lacks = facts.qdisc(w).is_some_and(|f| f.provision == kernel::Provision::Absent);
+        let kernel_lacks = facts
+            .qdisc(w)
+            .is_some_and(|f| f.provision == kernel::Provision::Absent);
         let ok = w == d || kernel_lacks;
-        let detail = if kernel_lacks && w != d { format!("kernel has no {w}: BBR paces internally (Linux >= 4.13)") } else { "bbrkit's file sets it".into() };
+        let detail = if kernel_lacks && w != d {
+            format!("kernel has no {w}: BBR paces internally (Linux >= 4.13)")
+        } else {
+            "bbrkit's file sets it".into()
+        };
         checks.push(check("default_qdisc", ok, KEY_QDISC, d, w, detail));
     }
     match qdisc::list() {
@@ -152,42 +234,115 @@ pub fn run(root: &Root, cc: Option<&str>) -> Result<VerifyReport, HostError> {
                 let key = format!("qdisc.{}", i.name);
                 let eff = i.effective().to_string();
                 let (ok, expected_kind, detail) = match (i.class, &facts.default_qdisc) {
-                    (Class::NoQueue, _) => (true, eff.clone(), "virtual device, no queue".to_string()),
-                    (Class::Inactive, _) => (true, eff.clone(), "down, gets the default when up".to_string()),
-                    (Class::Deliberate, _) => (true, eff.clone(), format!("{}: attached on purpose, left alone", i.describe())),
-                    (_, None) => (true, eff.clone(), "default qdisc belongs to the host (non-initial network namespace)".to_string()),
+                    (Class::NoQueue, _) => {
+                        (true, eff.clone(), "virtual device, no queue".to_string())
+                    }
+                    (Class::Inactive, _) => (
+                        true,
+                        eff.clone(),
+                        "down, gets the default when up".to_string(),
+                    ),
+                    (Class::Deliberate, _) => (
+                        true,
+                        eff.clone(),
+                        format!("{}: attached on purpose, left alone", i.describe()),
+                    ),
+                    (_, None) => (
+                        true,
+                        eff.clone(),
+                        "default qdisc belongs to the host (non-initial network namespace)"
+                            .to_string(),
+                    ),
                     (_, Some(d)) if &eff == d => (
                         true,
                         d.clone(),
-                        if fq_absent { format!("{}; kernel has no fq: BBR paces internally (Linux >= 4.13)", i.describe()) } else { i.describe() },
+                        if fq_absent {
+                            format!(
+                                "{}; kernel has no fq: BBR paces internally (Linux >= 4.13)",
+                                i.describe()
+                            )
+                        } else {
+                            i.describe()
+                        },
                     ),
-                    (_, Some(d)) => (false, d.clone(), format!("{}: created before default_qdisc changed; `bbrkit enable` re-creates it", i.describe())),
+                    (_, Some(d)) => (
+                        false,
+                        d.clone(),
+                        format!(
+                            "{}: created before default_qdisc changed; `bbrkit enable` re-creates it",
+                            i.describe()
+                        ),
+                    ),
                 };
                 checks.push(check("qdisc", ok, &key, eff, expected_kind, detail));
             }
         }
-        Err(e) => checks.push(check("qdisc", false, "qdisc", "unreadable", "readable", e.to_string())),
+        Err(e) => checks.push(check(
+            "qdisc",
+            false,
+            "qdisc",
+            "unreadable",
+            "readable",
+            e.to_string(),
+        )),
     }
 
     // 5. Persistence: the value that wins at boot.
     let file_shown = root.show(&root.bbrkit_file());
     for r in precedence::resolve(root, &[KEY_CC], None)? {
-        let key = format!("boot.{}", match r.loader { Loader::Systemd => "systemd", Loader::Procps => "procps" });
+        let key = format!(
+            "boot.{}",
+            match r.loader {
+                Loader::Systemd => "systemd",
+                Loader::Procps => "procps",
+            }
+        );
         let (value, ok, detail) = match &r.winner {
-            Some(w) if w.file == file_shown => (format!("{}:{}", w.file, w.line), w.value == expected, format!("{} sets {}", r.loader.name(), w.value)),
+            Some(w) if w.file == file_shown => (
+                format!("{}:{}", w.file, w.line),
+                w.value == expected,
+                format!("{} sets {}", r.loader.name(), w.value),
+            ),
             Some(w) => (
                 format!("{}:{}", w.file, w.line),
                 w.value == expected,
-                format!("{} applies {} = {} from {}:{} last", r.loader.name(), KEY_CC, w.value, w.file, w.line),
+                format!(
+                    "{} applies {} = {} from {}:{} last",
+                    r.loader.name(),
+                    KEY_CC,
+                    w.value,
+                    w.file,
+                    w.line
+                ),
             ),
             None => {
-                let d = facts.config_default_cc.clone().unwrap_or_else(|| "unknown".into());
-                ("(no file)".to_string(), d == expected, format!("no file sets it: kernel default CONFIG_DEFAULT_TCP_CONG={d}"))
+                let d = facts
+                    .config_default_cc
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into());
+                (
+                    "(no file)".to_string(),
+                    d == expected,
+                    format!("no file sets it: kernel default CONFIG_DEFAULT_TCP_CONG={d}"),
+                )
             }
         };
-        checks.push(check("boot", ok, &key, value, format!("{file_shown} ({expected})"), detail));
+        checks.push(check(
+            "boot",
+            ok,
+            &key,
+            value,
+            format!("{file_shown} ({expected})"),
+            detail,
+        ));
     }
 
     let ok = checks.iter().all(|c| c.ok);
-    Ok(VerifyReport { expected_cc: expected, checks, sockets_by_cc: by_cc, old_sockets: old, ok })
+    Ok(VerifyReport {
+        expected_cc: expected,
+        checks,
+        sockets_by_cc: by_cc,
+        old_sockets: old,
+        ok,
+    })
 }

@@ -25,7 +25,12 @@ const NS_TUNING: &[&str] = &[
 fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
         let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "unshare(CLONE_NEWNET): {}", std::io::Error::last_os_error());
+        assert_eq!(
+            rc,
+            0,
+            "unshare(CLONE_NEWNET): {}",
+            std::io::Error::last_os_error()
+        );
         f()
     })
     .join()
@@ -64,7 +69,8 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not one JSON document ({e}): {}{}", stdout(o), stderr(o)))
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}{}", stdout(o), stderr(o)))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +91,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
             } else if m.is_dir() {
                 walk(base, &p, out);
             } else {
-                out.insert(rel, Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777));
+                out.insert(
+                    rel,
+                    Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777),
+                );
             }
         }
     }
@@ -105,7 +114,11 @@ fn fixture(sysctl_conf: &str) -> tempfile::TempDir {
     std::fs::write(p.join("etc/sysctl.conf"), sysctl_conf).unwrap();
     std::os::unix::fs::symlink("../sysctl.conf", p.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
     std::fs::write(p.join("etc/sysctl.d/README.sysctl"), "see sysctl.d(5)\n").unwrap();
-    std::fs::write(p.join("usr/lib/sysctl.d/50-default.conf"), "net.core.default_qdisc = fq_codel\n").unwrap();
+    std::fs::write(
+        p.join("usr/lib/sysctl.d/50-default.conf"),
+        "net.core.default_qdisc = fq_codel\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -134,13 +147,26 @@ fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
         assert_eq!(sysctl_get(CC), "bbr");
         assert_eq!(sysctl_get("net.ipv4.tcp_notsent_lowat"), "131072");
         assert_eq!(sysctl_get("net.ipv4.tcp_rmem"), "4096 87380 33554432");
-        let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf")).unwrap();
-        assert!(file.contains("\nnet.ipv4.tcp_congestion_control = bbr\n"), "{file}");
-        assert!(file.contains("\nnet.ipv4.tcp_slow_start_after_idle = 0\n"), "{file}");
+        let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf"))
+            .unwrap();
+        assert!(
+            file.contains("\nnet.ipv4.tcp_congestion_control = bbr\n"),
+            "{file}"
+        );
+        assert!(
+            file.contains("\nnet.ipv4.tcp_slow_start_after_idle = 0\n"),
+            "{file}"
+        );
         // Global keys belong to the host in a non-initial namespace.
-        assert!(!file.contains("rmem_max") && !file.contains("default_qdisc"), "{file}");
+        assert!(
+            !file.contains("rmem_max") && !file.contains("default_qdisc"),
+            "{file}"
+        );
         let keys = j["keys"].as_array().unwrap();
-        let rmem_max = keys.iter().find(|k| k["key"] == "net.core.rmem_max").unwrap();
+        let rmem_max = keys
+            .iter()
+            .find(|k| k["key"] == "net.core.rmem_max")
+            .unwrap();
         assert_eq!(rmem_max["runtime"], "host_only");
         let notes = j["notes"].to_string();
         let qdisc_key = keys.iter().find(|k| k["key"] == "net.core.default_qdisc");
@@ -155,20 +181,36 @@ fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
 
         let out = bbrkit(&["verify", "--root", &root]);
         assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-        assert!(stdout(&out).lines().all(|l| l.starts_with("ok ")), "{}", stdout(&out));
+        assert!(
+            stdout(&out).lines().all(|l| l.starts_with("ok ")),
+            "{}",
+            stdout(&out)
+        );
         assert!(stdout(&out).contains("ok   net.ipv4.tcp_congestion_control=bbr"));
 
         let after_first = snapshot(dir_path(&root).as_path());
         let out = bbrkit(&["--json", "enable", "--tune", "--root", &root]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert_eq!(json(&out)["changed"], false);
-        assert_eq!(snapshot(dir_path(&root).as_path()), after_first, "second enable changed files");
+        assert_eq!(
+            snapshot(dir_path(&root).as_path()),
+            after_first,
+            "second enable changed files"
+        );
         let human = bbrkit(&["enable", "--tune", "--root", &root]);
-        assert!(stdout(&human).contains("nothing to change: already enabled"), "{}", stdout(&human));
+        assert!(
+            stdout(&human).contains("nothing to change: already enabled"),
+            "{}",
+            stdout(&human)
+        );
 
         let dry = bbrkit(&["rollback", "--dry-run", "--root", &root]);
         assert_eq!(code(&dry), 0);
-        assert_eq!(snapshot(dir_path(&root).as_path()), after_first, "rollback --dry-run changed files");
+        assert_eq!(
+            snapshot(dir_path(&root).as_path()),
+            after_first,
+            "rollback --dry-run changed files"
+        );
         assert!(stdout(&dry).contains("would remove"), "{}", stdout(&dry));
 
         let out = bbrkit(&["--json", "rollback", "--root", &root]);
@@ -178,9 +220,17 @@ fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
         assert_eq!(tuning_after, tuning_before);
         let out = bbrkit(&["rollback", "--root", &root]);
         assert_eq!(code(&out), 0);
-        assert!(stdout(&out).starts_with("nothing to roll back"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).starts_with("nothing to roll back"),
+            "{}",
+            stdout(&out)
+        );
     });
-    assert_eq!(snapshot(dir.path()), original, "rollback is not byte-identical");
+    assert_eq!(
+        snapshot(dir.path()),
+        original,
+        "rollback is not byte-identical"
+    );
     assert!(!dir.path().join("var/lib/bbrkit").exists());
 }
 
@@ -201,17 +251,25 @@ fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
         let out = bbrkit(&["enable", "--root", &root]);
         assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
         let text = stdout(&out);
-        assert!(text.contains("etc/sysctl.conf:3 (cubic)  <- overrides bbrkit"), "{text}");
+        assert!(
+            text.contains("etc/sysctl.conf:3 (cubic)  <- overrides bbrkit"),
+            "{text}"
+        );
         assert!(text.contains("Nothing was changed"), "{text}");
         assert_eq!(sysctl_get(CC), "reno", "blocked enable changed the runtime");
-        assert_eq!(snapshot(dir_path(&root).as_path()), orig2, "blocked enable wrote files");
+        assert_eq!(
+            snapshot(dir_path(&root).as_path()),
+            orig2,
+            "blocked enable wrote files"
+        );
 
         let out = bbrkit(&["--json", "doctor", "--root", &root]);
         assert_eq!(code(&out), 1, "{}", stdout(&out));
         let j = json(&out);
         let f = j["findings"].as_array().unwrap();
         assert!(
-            f.iter().any(|x| x["id"] == "not_persisted" && x["title"].as_str().unwrap().contains("etc/sysctl.conf")),
+            f.iter().any(|x| x["id"] == "not_persisted"
+                && x["title"].as_str().unwrap().contains("etc/sysctl.conf")),
             "{j}"
         );
 
@@ -220,12 +278,28 @@ fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
         assert_eq!(sysctl_get(CC), "bbr");
         let out = bbrkit(&["doctor", "--root", &root]);
         assert_eq!(code(&out), 1);
-        assert!(stdout(&out).contains("WARNING [boot_override]"), "{}", stdout(&out));
-        assert!(stdout(&out).contains("etc/sysctl.conf:3 after"), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("WARNING [boot_override]"),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            stdout(&out).contains("etc/sysctl.conf:3 after"),
+            "{}",
+            stdout(&out)
+        );
         let out = bbrkit(&["verify", "--root", &root]);
         assert_eq!(code(&out), 1);
-        assert!(stdout(&out).contains("FAIL boot.procps="), "{}", stdout(&out));
-        assert!(stdout(&out).contains("ok   boot.systemd="), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("FAIL boot.procps="),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            stdout(&out).contains("ok   boot.systemd="),
+            "{}",
+            stdout(&out)
+        );
 
         assert_eq!(code(&bbrkit(&["rollback", "--root", &root])), 0);
         assert_eq!(sysctl_get(CC), "reno");
@@ -269,10 +343,18 @@ fn verify_names_sockets_created_before_the_switch() {
         assert!(old.iter().all(|o| o["cc"] == "reno"));
         let out = bbrkit(&["verify", "--root", &root]);
         let text = stdout(&out);
-        assert!(text.contains("FAIL established_not_bbr=2 expected=0"), "{text}");
+        assert!(
+            text.contains("FAIL established_not_bbr=2 expected=0"),
+            "{text}"
+        );
         assert!(text.contains("created before the switch"), "{text}");
         let out = bbrkit(&["doctor", "--root", &root]);
-        assert!(stdout(&out).contains("[old_connections] 2 established connection(s) not on the default bbr"), "{}", stdout(&out));
+        assert!(
+            stdout(&out)
+                .contains("[old_connections] 2 established connection(s) not on the default bbr"),
+            "{}",
+            stdout(&out)
+        );
 
         drop((c, s));
         let c2 = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
@@ -294,7 +376,10 @@ fn verify_names_sockets_created_before_the_switch() {
 #[ignore = "needs root"]
 fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
     const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
     eprintln!("crash test seed: {seed}");
     in_netns(move || {
         let mut rng = seed | 1;
@@ -304,7 +389,14 @@ fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
             rng ^= rng << 17;
             rng
         };
-        let points = ["state-written", "temp-written:before-image.json", "temp-written:99-zz-bbrkit.conf", "file-written", "runtime-applied", "qdisc-recreated"];
+        let points = [
+            "state-written",
+            "temp-written:before-image.json",
+            "temp-written:99-zz-bbrkit.conf",
+            "file-written",
+            "runtime-applied",
+            "qdisc-recreated",
+        ];
         for round in 0..(points.len() + 12) {
             let dir = fixture("# stock\n");
             let root = root_str(&dir);
@@ -315,27 +407,58 @@ fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
             }
             let original = snapshot(dir.path());
             sysctl_set(CC, "reno");
-            let new = json(&bbrkit(&["--json", "enable", "--tune", "--dry-run", "--root", &root]))["content"].as_str().unwrap().to_string();
+            let new = json(&bbrkit(&[
+                "--json",
+                "enable",
+                "--tune",
+                "--dry-run",
+                "--root",
+                &root,
+            ]))["content"]
+                .as_str()
+                .unwrap()
+                .to_string();
             let label;
             if let Some(p) = points.get(round) {
                 label = format!("at {p}");
-                let out = run(&["enable", "--tune", "--root", &root], &[("BBRKIT_TEST_CRASH_AT", p)]);
-                assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{label}: {}{}", stdout(&out), stderr(&out));
+                let out = run(
+                    &["enable", "--tune", "--root", &root],
+                    &[("BBRKIT_TEST_CRASH_AT", p)],
+                );
+                assert_eq!(
+                    out.status.signal(),
+                    Some(libc::SIGKILL),
+                    "{label}: {}{}",
+                    stdout(&out),
+                    stderr(&out)
+                );
             } else {
                 let delay = next() % 6000;
                 label = format!("random kill after {delay} us");
-                let mut child = Command::new(BIN).args(["enable", "--tune", "--root", &root]).stdout(std::process::Stdio::null()).spawn().unwrap();
+                let mut child = Command::new(BIN)
+                    .args(["enable", "--tune", "--root", &root])
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap();
                 std::thread::sleep(std::time::Duration::from_micros(delay));
                 let _ = child.kill();
                 let _ = child.wait();
             }
             match std::fs::read(&file) {
-                Ok(b) => assert!(b == new.as_bytes() || (with_old && b == OLD.as_bytes()), "{label}: torn file {:?}", String::from_utf8_lossy(&b)),
+                Ok(b) => assert!(
+                    b == new.as_bytes() || (with_old && b == OLD.as_bytes()),
+                    "{label}: torn file {:?}",
+                    String::from_utf8_lossy(&b)
+                ),
                 Err(_) => assert!(!with_old, "{label}: old file vanished"),
             }
             let out = bbrkit(&["rollback", "--root", &root]);
             assert_eq!(code(&out), 0, "{label}: {}{}", stdout(&out), stderr(&out));
-            assert_eq!(snapshot(dir.path()), original, "{label}: rollback not byte-identical");
+            assert_eq!(
+                snapshot(dir.path()),
+                original,
+                "{label}: rollback not byte-identical"
+            );
             assert_eq!(sysctl_get(CC), "reno", "{label}: runtime not restored");
         }
     });
@@ -366,15 +489,26 @@ fn no_permission_is_exit_2_and_writes_nothing() {
         assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.starts_with("bbrkit: permission denied: cannot write"), "{err}");
+        assert!(
+            err.starts_with("bbrkit: permission denied: cannot write"),
+            "{err}"
+        );
         // Writable root but /proc/sys is root's: still refused before any write.
         std::fs::set_permissions(&r2, std::fs::Permissions::from_mode(0o777)).unwrap();
         for d in ["etc", "etc/sysctl.d"] {
-            std::fs::set_permissions(Path::new(&r2).join(d), std::fs::Permissions::from_mode(0o777)).unwrap();
+            std::fs::set_permissions(
+                Path::new(&r2).join(d),
+                std::fs::Permissions::from_mode(0o777),
+            )
+            .unwrap();
         }
         let out = as_nobody(&["enable", "--root", &r2]);
         assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
-        assert!(stderr(&out).contains("net/ipv4/tcp_congestion_control"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("net/ipv4/tcp_congestion_control"),
+            "{}",
+            stderr(&out)
+        );
         let out = as_nobody(&["rollback", "--root", &r2]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     });
@@ -392,8 +526,12 @@ fn bad_input_is_exit_2_one_line_and_writes_nothing() {
     assert_eq!(code(&out), 2);
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("bbrkit: unknown congestion control \"nosuch\": this kernel offers "), "{err}");
-    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    assert!(
+        err.starts_with("bbrkit: unknown congestion control \"nosuch\": this kernel offers "),
+        "{err}"
+    );
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
     for cc in available.split_whitespace() {
         assert!(err.contains(cc), "{err} lacks {cc}");
     }
@@ -408,13 +546,28 @@ fn bad_input_is_exit_2_one_line_and_writes_nothing() {
     for cmd in ["enable", "check", "verify", "rollback", "doctor"] {
         let out = bbrkit(&[cmd, "--root", file.to_str().unwrap()]);
         assert_eq!(code(&out), 2, "{cmd}");
-        assert!(stderr(&out).starts_with("bbrkit: --root ") && stderr(&out).contains("not a directory"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("bbrkit: --root ") && stderr(&out).contains("not a directory"),
+            "{}",
+            stderr(&out)
+        );
     }
-    let out = bbrkit(&["enable", "--root", dir.path().join("missing").to_str().unwrap()]);
+    let out = bbrkit(&[
+        "enable",
+        "--root",
+        dir.path().join("missing").to_str().unwrap(),
+    ]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("does not exist"));
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("a-file")], "bad input wrote something");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("a-file")],
+        "bad input wrote something"
+    );
 }
 
 #[test]
@@ -422,21 +575,44 @@ fn dry_run_reports_internal_pacing_honestly_and_writes_nothing() {
     // Safe in the initial namespace: --dry-run writes nothing.
     let dir = fixture("# stock\n");
     let original = snapshot(dir.path());
-    let out = bbrkit(&["--json", "enable", "--dry-run", "--tune", "--root", &root_str(&dir)]);
+    let out = bbrkit(&[
+        "--json",
+        "enable",
+        "--dry-run",
+        "--tune",
+        "--root",
+        &root_str(&dir),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let j = json(&out);
     assert_eq!(j["dry_run"], true);
     assert_eq!(j["changed"], true);
     let content = j["content"].as_str().unwrap();
-    assert!(content.contains("# keep at most 128 KiB unsent"), "{content}");
-    let config = std::process::Command::new("sh").arg("-c").arg("zcat /proc/config.gz 2>/dev/null").output().unwrap();
+    assert!(
+        content.contains("# keep at most 128 KiB unsent"),
+        "{content}"
+    );
+    let config = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("zcat /proc/config.gz 2>/dev/null")
+        .output()
+        .unwrap();
     let config = String::from_utf8_lossy(&config.stdout);
     if config.contains("# CONFIG_NET_SCH_FQ is not set") {
-        assert!(j["notes"].to_string().contains("kernel has no fq: BBR uses internal pacing (Linux >= 4.13)"), "{j}");
+        assert!(
+            j["notes"]
+                .to_string()
+                .contains("kernel has no fq: BBR uses internal pacing (Linux >= 4.13)"),
+            "{j}"
+        );
         assert!(!content.contains("default_qdisc"));
     }
     let human = bbrkit(&["enable", "--dry-run", "--tune", "--root", &root_str(&dir)]);
-    assert!(stdout(&human).contains("why: keep at most 128 KiB unsent"), "{}", stdout(&human));
+    assert!(
+        stdout(&human).contains("why: keep at most 128 KiB unsent"),
+        "{}",
+        stdout(&human)
+    );
     assert_eq!(snapshot(dir.path()), original);
     assert!(!dir.path().join("var").exists());
 }
@@ -446,15 +622,29 @@ fn check_and_doctor_print_one_json_document() {
     let dir = fixture("# stock\n");
     for cmd in ["check", "doctor", "verify"] {
         let out = bbrkit(&["--json", cmd, "--root", &root_str(&dir)]);
-        assert!(code(&out) == 0 || code(&out) == 1, "{cmd}: {}", stderr(&out));
+        assert!(
+            code(&out) == 0 || code(&out) == 1,
+            "{cmd}: {}",
+            stderr(&out)
+        );
         let j = json(&out);
         assert!(j.is_object(), "{cmd}");
     }
     let out = bbrkit(&["--json", "check", "--root", &root_str(&dir)]);
     let j = json(&out);
-    let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
-    assert_eq!(j["kernel"]["available_cc"].as_array().unwrap().len(), avail.split_whitespace().count());
-    assert!(j["interfaces"].as_array().unwrap().iter().any(|i| i["name"] == "lo"));
+    let avail =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    assert_eq!(
+        j["kernel"]["available_cc"].as_array().unwrap().len(),
+        avail.split_whitespace().count()
+    );
+    assert!(
+        j["interfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["name"] == "lo")
+    );
     let human = stdout(&bbrkit(&["check", "--root", &root_str(&dir)]));
     assert!(human.lines().any(|l| l.starts_with("bbr ")), "{human}");
     assert!(human.contains("iface lo"), "{human}");
@@ -481,7 +671,11 @@ fn rollback_works_after_a_simulated_reboot() {
         sysctl_set(CC, "bbr");
         let out = bbrkit(&["rollback", "--root", &r3]);
         assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-        assert!(stdout(&out).contains(&format!("sysctl {CC}: restored (bbr -> reno")), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains(&format!("sysctl {CC}: restored (bbr -> reno")),
+            "{}",
+            stdout(&out)
+        );
         assert_eq!(sysctl_get(CC), "reno");
     });
     assert_eq!(snapshot(dir.path()), original);
@@ -493,9 +687,15 @@ fn rollback_works_after_a_simulated_reboot() {
 #[test]
 #[ignore = "needs root"]
 fn not_allowed_algorithm_in_a_namespace_is_refused_before_any_write() {
-    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
-    let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").unwrap();
-    let Some(cc) = available.split_whitespace().find(|c| !allowed.split_whitespace().any(|a| a == *c)).map(String::from) else {
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    let allowed =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").unwrap();
+    let Some(cc) = available
+        .split_whitespace()
+        .find(|c| !allowed.split_whitespace().any(|a| a == *c))
+        .map(String::from)
+    else {
         eprintln!("every available algorithm is allowed here; nothing to test");
         return;
     };
@@ -508,7 +708,12 @@ fn not_allowed_algorithm_in_a_namespace_is_refused_before_any_write() {
         assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("tcp_allowed_congestion_control") && err.contains("EPERM") && err.contains(&cc), "{err}");
+        assert!(
+            err.contains("tcp_allowed_congestion_control")
+                && err.contains("EPERM")
+                && err.contains(&cc),
+            "{err}"
+        );
         assert_eq!(sysctl_get(CC), "reno");
     });
     assert_eq!(snapshot(dir.path()), original);

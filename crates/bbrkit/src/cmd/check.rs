@@ -26,15 +26,52 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let k = &r.kernel;
     let e = &r.environment;
     let line = |label: &str, text: String| println!("{label:<16}{text}");
-    line("kernel", format!("{} (/proc/sys/kernel/osrelease; config: {})", k.release, k.config_source.as_deref().unwrap_or("none found")));
-    line("cc available", format!("{} (net.ipv4.tcp_available_congestion_control)", k.available_cc.join(" ")));
+    line(
+        "kernel",
+        format!(
+            "{} (/proc/sys/kernel/osrelease; config: {})",
+            k.release,
+            k.config_source.as_deref().unwrap_or("none found")
+        ),
+    );
+    line(
+        "cc available",
+        format!(
+            "{} (net.ipv4.tcp_available_congestion_control)",
+            k.available_cc.join(" ")
+        ),
+    );
     if !k.loadable_cc.is_empty() {
-        line("cc loadable", format!("{} (modules on disk, autoloaded on use)", k.loadable_cc.join(" ")));
+        line(
+            "cc loadable",
+            format!(
+                "{} (modules on disk, autoloaded on use)",
+                k.loadable_cc.join(" ")
+            ),
+        );
     }
-    line("cc allowed", format!("{} (net.ipv4.tcp_allowed_congestion_control)", k.allowed_cc.join(" ")));
-    line("cc current", format!("{} (net.ipv4.tcp_congestion_control, this network namespace)", k.current_cc.as_deref().unwrap_or("(absent)")));
-    line("bbr", format!("{} ({})", k.bbr.provision.word(), k.bbr.evidence.join("; ")));
-    line("bbr version", format!("{} ({})", k.bbr_version, k.bbr_version_evidence));
+    line(
+        "cc allowed",
+        format!(
+            "{} (net.ipv4.tcp_allowed_congestion_control)",
+            k.allowed_cc.join(" ")
+        ),
+    );
+    line(
+        "cc current",
+        format!(
+            "{} (net.ipv4.tcp_congestion_control, this network namespace)",
+            k.current_cc.as_deref().unwrap_or("(absent)")
+        ),
+    );
+    line(
+        "bbr",
+        format!("{} ({})", k.bbr.provision.word(), k.bbr.evidence.join("; ")),
+    );
+    line(
+        "bbr version",
+        format!("{} ({})", k.bbr_version, k.bbr_version_evidence),
+    );
     for q in &k.qdiscs {
         let mut text = format!("{} ({})", q.provision.word(), q.evidence.join("; "));
         if q.name == "fq" && q.provision == bbrkit_host::kernel::Provision::Absent {
@@ -52,7 +89,18 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     for i in &r.interfaces {
         line(
             &format!("iface {}", i.name),
-            format!("root {} [{:?}, {} tx queue(s), {}] (rtnetlink)", i.describe(), i.class, i.tx_queues, if i.up { "up" } else { "down" }).replace("KernelDefault", "kernel default").replace("NoQueue", "no queue").replace("Multiqueue", "multiqueue").replace("Deliberate", "deliberate").replace("Inactive", "inactive"),
+            format!(
+                "root {} [{:?}, {} tx queue(s), {}] (rtnetlink)",
+                i.describe(),
+                i.class,
+                i.tx_queues,
+                if i.up { "up" } else { "down" }
+            )
+            .replace("KernelDefault", "kernel default")
+            .replace("NoQueue", "no queue")
+            .replace("Multiqueue", "multiqueue")
+            .replace("Deliberate", "deliberate")
+            .replace("Inactive", "inactive"),
         );
     }
     if let Some(err) = &r.interfaces_error {
@@ -75,12 +123,24 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             "{} ({})",
             match e.initial_netns {
                 Some(true) => "initial",
-                Some(false) => "non-initial (container): default qdisc and modules belong to the host",
+                Some(false) =>
+                    "non-initial (container): default qdisc and modules belong to the host",
                 None => "unknown",
             },
             e.netns_evidence
         ),
     );
-    line("/proc/sys/net", format!("{} ({})", if e.proc_sys_net_writable { "writable" } else { "not writable" }, e.proc_sys_evidence));
+    line(
+        "/proc/sys/net",
+        format!(
+            "{} ({})",
+            if e.proc_sys_net_writable {
+                "writable"
+            } else {
+                "not writable"
+            },
+            e.proc_sys_evidence
+        ),
+    );
     Ok(Outcome::Ok)
 }

@@ -20,7 +20,11 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::doctor::diagnose(&root)?;
-    let outcome = if r.problem { Outcome::Problem } else { Outcome::Ok };
+    let outcome = if r.problem {
+        Outcome::Problem
+    } else {
+        Outcome::Ok
+    };
     if global.json {
         print_json(&r)?;
         return Ok(outcome);

@@ -65,7 +65,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         force: args.force,
     };
     let r = bbrkit_host::enable::run(&root, &opts)?;
-    let outcome = if r.problem { Outcome::Problem } else { Outcome::Ok };
+    let outcome = if r.problem {
+        Outcome::Problem
+    } else {
+        Outcome::Ok
+    };
     if global.json {
         print_json(&r)?;
         return Ok(outcome);
@@ -83,7 +87,15 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             RuntimeStatus::Failed => "FAILED",
         };
         println!("{tag}{} = {}  [{status}] {}", k.key, k.value, k.detail);
-        println!("    why: {}{}", k.rationale, if k.persisted { "" } else { " (not persisted here)" });
+        println!(
+            "    why: {}{}",
+            k.rationale,
+            if k.persisted {
+                ""
+            } else {
+                " (not persisted here)"
+            }
+        );
     }
     for n in &r.notes {
         println!("note: {n}");
@@ -105,15 +117,32 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
             _ => "no file".into(),
         };
-        println!("boot: {} {} wins with {who}{}", b.loader.name(), b.key, if b.ok { "" } else { "  <- overrides bbrkit" });
+        println!(
+            "boot: {} {} wins with {who}{}",
+            b.loader.name(),
+            b.key,
+            if b.ok { "" } else { "  <- overrides bbrkit" }
+        );
     }
     for i in &r.interfaces {
-        println!("iface {} ({}): {}: {}", i.name, i.before.trim(), i.action.replace('_', " "), i.detail);
+        println!(
+            "iface {} ({}): {}: {}",
+            i.name,
+            i.before.trim(),
+            i.action.replace('_', " "),
+            i.detail
+        );
     }
     if r.blocked {
-        println!("blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed.");
+        println!(
+            "blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed."
+        );
     } else if r.changed {
-        println!("{}changed: before-image in {}", if r.dry_run { "would be " } else { "" }, r.before_image);
+        println!(
+            "{}changed: before-image in {}",
+            if r.dry_run { "would be " } else { "" },
+            r.before_image
+        );
     } else {
         println!("nothing to change: already enabled");
     }

@@ -25,24 +25,46 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::rollback::run(&root, args.dry_run, args.no_apply)?;
-    let outcome = if r.problem { Outcome::Problem } else { Outcome::Ok };
+    let outcome = if r.problem {
+        Outcome::Problem
+    } else {
+        Outcome::Ok
+    };
     if global.json {
         print_json(&r)?;
         return Ok(outcome);
     }
     if r.nothing_to_roll_back {
-        println!("nothing to roll back: no before-image at {}", r.before_image);
+        println!(
+            "nothing to roll back: no before-image at {}",
+            r.before_image
+        );
         return Ok(outcome);
     }
-    for (kind, list) in [("file", &r.files), ("sysctl", &r.runtime), ("iface", &r.interfaces)] {
+    for (kind, list) in [
+        ("file", &r.files),
+        ("sysctl", &r.runtime),
+        ("iface", &r.interfaces),
+    ] {
         for a in list {
-            println!("{kind} {}: {} ({})", a.what, a.action.replace('_', " "), a.detail);
+            println!(
+                "{kind} {}: {} ({})",
+                a.what,
+                a.action.replace('_', " "),
+                a.detail
+            );
         }
     }
     if r.dry_run {
-        println!("dry run: nothing changed; before-image kept at {}", r.before_image);
+        println!(
+            "dry run: nothing changed; before-image kept at {}",
+            r.before_image
+        );
     } else if r.problem {
-        println!("incomplete: before-image kept at {} for another try", r.before_image);
+        println!(
+            "incomplete: before-image kept at {} for another try",
+            r.before_image
+        );
     } else {
         println!("rolled back: before-image {} removed", r.before_image);
     }

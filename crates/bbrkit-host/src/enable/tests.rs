@@ -1,0 +1,92 @@
+//! Unit tests of `enable`'s planning.
+
+use super::*;
+
+fn iface(name: &str, root: &str, major: u16, leaves: &[&str], ingress: bool) -> InterfaceQdisc {
+    InterfaceQdisc {
+        ifindex: 1,
+        name: name.into(),
+        root: root.into(),
+        handle: format!("{major:x}:"),
+        leaves: leaves.iter().map(|s| s.to_string()).collect(),
+        ingress: ingress.then(|| "ingress".to_string()),
+        tx_queues: leaves.len().max(1) as u32,
+        up: true,
+        class: qdisc::classify(root, major, ingress),
+    }
+}
+
+#[test]
+fn only_kernel_defaults_on_the_old_default_are_recreated() {
+    let list = [
+        iface("eth0", "pfifo_fast", 0, &[], false),
+        iface(
+            "eth1",
+            "mq",
+            0,
+            &["pfifo_fast", "pfifo_fast", "pfifo_fast", "pfifo_fast"],
+            false,
+        ),
+        iface("eth2", "htb", 1, &[], false),
+        iface("eth3", "pfifo_fast", 0, &[], true),
+        iface("eth4", "fq", 0x8001, &[], false),
+        iface("lo", "noqueue", 0, &[], false),
+        iface("ifb0", "noop", 0, &[], false),
+        iface("eth5", "fq", 0, &[], false),
+    ];
+    let picked: Vec<&str> = list
+        .iter()
+        .filter(|i| needs_recreate(i, Some("pfifo_fast"), Some("fq")))
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(picked, ["eth0", "eth1"]);
+    assert!(
+        list.iter()
+            .all(|i| !needs_recreate(i, Some("pfifo_fast"), None))
+    );
+    assert!(
+        list.iter()
+            .all(|i| !needs_recreate(i, Some("fq"), Some("fq")))
+    );
+    let d = describe_interfaces(
+        &list,
+        &|i| needs_recreate(i, Some("pfifo_fast"), Some("fq")),
+        "recreated",
+        Some("fq"),
+    );
+    let actions: Vec<&str> = d.iter().map(|a| a.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "recreated",
+            "recreated",
+            "deliberate",
+            "deliberate",
+            "deliberate",
+            "noqueue",
+            "inactive",
+            "already_default"
+        ]
+    );
+    assert_eq!(d[1].before, "mq 0: (leaves: pfifo_fast x4)");
+}
+
+#[test]
+fn tuning_set_matches_the_seeds() {
+    let keys: Vec<&str> = TUNING.iter().map(|t| t.0).collect();
+    assert!(keys.contains(&"net.ipv4.tcp_notsent_lowat"));
+    assert!(
+        TUNING
+            .iter()
+            .all(|t| !t.2.is_empty() && !t.0.contains("ip_forward"))
+    );
+    let s = vec![Setting {
+        key: "k".into(),
+        value: "v".into(),
+        rationale: "why".into(),
+        persist: true,
+        optional: true,
+        host_only: None,
+    }];
+    assert!(render(&s).ends_with("\n# why\n-k = v\n"));
+}
