@@ -47,7 +47,7 @@
 //!   │   └─────────────────────────────────────────────────────────────────────┘
 //!   │        │ any state: no lower RTT for 5 s (and not restarting from idle)
 //!   │        ▼
-//!   └──── PROBE_RTT: cwnd ≤ max(4, BDP/2) for 200 ms + 1 round, then
+//!   └──── PROBE_RTT: cwnd ≤ max(4, BDP/2) for max(200 ms, 1 round), then
 //!          full_bw_reached ? PROBE_BW DOWN→CRUISE : STARTUP
 //! ```
 //!
@@ -96,8 +96,8 @@ mod cwnd;
 mod drain;
 mod ecn;
 mod loss;
-pub mod params;
 mod pacing;
+pub mod params;
 mod probe_bw;
 mod probe_rtt;
 mod round;
@@ -469,8 +469,7 @@ impl Bbr3 {
             self.check_drain(tcp);
             self.update_cycle_phase(tcp, rs, ctx);
             self.update_min_rtt(tcp, rs);
-            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt_us && self.try_fast_path
-            {
+            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt_us && self.try_fast_path {
                 return true;
             }
             *update_model = false;

@@ -27,8 +27,9 @@ impl Bbr3 {
         }
         let max_aggr_cwnd =
             to_u32(u64::from(self.bw()) * u64::from(self.params.extra_acked_max_us) / BW_UNIT);
-        let aggr_cwnd =
-            to_u32((u64::from(self.params.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE);
+        let aggr_cwnd = to_u32(
+            (u64::from(self.params.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE,
+        );
         aggr_cwnd.min(max_aggr_cwnd)
     }
 

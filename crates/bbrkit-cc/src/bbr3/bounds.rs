@@ -127,7 +127,10 @@ impl Bbr3 {
                 return true;
             }
         }
-        if rs.delivered_ce > 0 && rs.delivered > 0 && self.ecn_eligible && self.params.ecn_thresh > 0
+        if rs.delivered_ce > 0
+            && rs.delivered > 0
+            && self.ecn_eligible
+            && self.params.ecn_thresh > 0
         {
             let ecn_thresh = (rs.delivered as u64 * u64::from(self.params.ecn_thresh)) >> BBR_SCALE;
             if rs.delivered_ce > ecn_thresh {
@@ -149,7 +152,8 @@ impl Bbr3 {
         let Some(lost_prev) = rs.lost.checked_sub(u64::from(pcount)) else {
             return INF;
         };
-        let loss_budget = (u64::from(inflight_prev) * loss_thresh + u64::from(BBR_UNIT) - 1) >> BBR_SCALE;
+        let loss_budget =
+            (u64::from(inflight_prev) * loss_thresh + u64::from(BBR_UNIT) - 1) >> BBR_SCALE;
         let lost_prefix = if lost_prev >= loss_budget {
             0
         } else {
@@ -209,8 +213,7 @@ impl Bbr3 {
             }
             // We probed up to a previous inflight_hi without high loss/ECN:
             // probe again, letting inflight persist there for a round first.
-            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high
-            {
+            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {
                 self.start_bw_probe_refill(tcp, 0);
                 return true;
             }

@@ -73,7 +73,9 @@ impl Bbr3 {
     pub(super) fn set_cwnd(&mut self, tcp: &mut Tcp, acked: u32, bw: u32, gain: u32) {
         let mut cwnd = tcp.snd_cwnd;
         if acked > 0 {
-            let target = self.bdp(tcp, bw, gain).saturating_add(self.ack_aggregation_cwnd());
+            let target = self
+                .bdp(tcp, bw, gain)
+                .saturating_add(self.ack_aggregation_cwnd());
             let target = self.quantization_budget(tcp, target);
             self.try_fast_path = false;
             if self.full_bw_reached {

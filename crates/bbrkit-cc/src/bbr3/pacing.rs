@@ -11,11 +11,11 @@
 //! `bbr_tso_segs_generic`/`bbr_tso_segs_goal` and
 //! `bbr_packets_in_net_at_edt`. Must never send or schedule packets.
 
+use super::Bbr3;
 use super::params::{
     BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, GSO_LEGACY_MAX_SIZE, INF, MAX_TCP_HEADER,
     TCP_MIN_TSO_SEGS,
 };
-use super::Bbr3;
 use crate::tcp::Tcp;
 
 impl Bbr3 {
@@ -105,8 +105,8 @@ impl Bbr3 {
             .saturating_duration_since(tcp.now)
             .as_micros()
             .min(u128::from(u64::MAX)) as u64;
-        let interval_delivered =
-            ((u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE).min(u128::from(u32::MAX)) as u32;
+        let interval_delivered = ((u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE)
+            .min(u128::from(u32::MAX)) as u32;
         let mut inflight_at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             inflight_at_edt = inflight_at_edt.saturating_add(self.tso_segs_goal(tcp));

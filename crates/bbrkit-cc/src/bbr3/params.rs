@@ -175,12 +175,7 @@ impl Bbr3Params {
             startup_cwnd_gain: BBR_UNIT * 2,
             drain_gain: BBR_UNIT * 1000 / 2885,
             cwnd_gain: BBR_UNIT * 2,
-            pacing_gain: [
-                BBR_UNIT * 5 / 4,
-                BBR_UNIT * 91 / 100,
-                BBR_UNIT,
-                BBR_UNIT,
-            ],
+            pacing_gain: [BBR_UNIT * 5 / 4, BBR_UNIT * 91 / 100, BBR_UNIT, BBR_UNIT],
             bw_probe_cwnd_gain: 1,
             cwnd_min_target: 4,
             full_bw_thresh: BBR_UNIT * 5 / 4,

@@ -30,7 +30,10 @@ impl Bbr3 {
     /// take about BDP rounds between losses; probe no later than that, and
     /// at least every `bw_probe_max_rounds` (63) rounds.
     fn is_reno_coexistence_probe_time(&self, tcp: &Tcp) -> bool {
-        let rounds = self.params.bw_probe_max_rounds.min(self.target_inflight(tcp));
+        let rounds = self
+            .params
+            .bw_probe_max_rounds
+            .min(self.target_inflight(tcp));
         self.rounds_since_probe >= rounds
     }
 
@@ -39,7 +42,8 @@ impl Bbr3 {
     /// wait is 2 s + rand[0, 1 s).
     fn pick_probe_wait(&mut self) {
         self.rounds_since_probe = self.rng.below(self.params.bw_probe_rand_rounds);
-        self.probe_wait_us = self.params.bw_probe_base_us + self.rng.below(self.params.bw_probe_rand_us);
+        self.probe_wait_us =
+            self.params.bw_probe_base_us + self.rng.below(self.params.bw_probe_rand_us);
     }
 
     /// `bbr_start_bw_probe_refill`: send at the estimated bw for a round to

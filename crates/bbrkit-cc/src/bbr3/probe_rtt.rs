@@ -29,8 +29,9 @@ impl Bbr3 {
     /// the 5 s window expired, and run PROBE_RTT's hold timer.
     pub(super) fn update_min_rtt(&mut self, tcp: &mut Tcp, rs: &Sample) {
         let now = jiffies(tcp);
-        let probe_rtt_expired =
-            now > self.probe_rtt_min_stamp + u64::from(self.params.probe_rtt_win_ms) * super::params::HZ / 1000;
+        let probe_rtt_expired = now
+            > self.probe_rtt_min_stamp
+                + u64::from(self.params.probe_rtt_win_ms) * super::params::HZ / 1000;
         if rs.rtt_us >= 0
             && (rs.rtt_us < i64::from(self.probe_rtt_min_us)
                 || (probe_rtt_expired && !rs.is_ack_delayed))

@@ -47,9 +47,7 @@ impl From<&RateSample> for Sample {
     fn from(rs: &RateSample) -> Self {
         let clamp = |v: u128| v.min(i64::MAX as u128) as i64;
         Sample {
-            delivered: rs
-                .delivered
-                .map_or(-1, |d| d.min(i64::MAX as u64) as i64),
+            delivered: rs.delivered.map_or(-1, |d| d.min(i64::MAX as u64) as i64),
             interval_us: rs.interval.map_or(-1, |d| clamp(d.as_micros())),
             rtt_us: rs.rtt.map_or(-1, |d| clamp(d.as_micros())),
             prior_delivered: rs.prior_delivered,

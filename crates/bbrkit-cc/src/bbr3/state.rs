@@ -22,7 +22,8 @@ pub enum State {
     ProbeBwRefill,
     /// `BBR_PHASE_PROBE_BW_UP`: pacing gain 1.25, inflight_hi grows.
     ProbeBwUp,
-    /// `BBR_PHASE_PROBE_RTT`: cwnd ≤ max(4, 0.5·BDP) for 200 ms + a round.
+    /// `BBR_PHASE_PROBE_RTT`: cwnd ≤ max(4, 0.5·BDP) for max(200 ms, 1 round)
+    /// once inflight is that low.
     ProbeRtt,
 }
 
