@@ -6,13 +6,14 @@
 //! from `bbrkit-host`; sockets, histograms and TCP counters from `bbrkit-diag`.
 //! Never changes anything except the `--textfile` it is given.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use bbrkit_diag::prom::{Exposition, MetricType};
 use bbrkit_diag::{Filter, Socket, exposition, nstat};
 use bbrkit_host::{Root, facts, verify};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::{Global, Outcome};
 
@@ -155,26 +156,52 @@ fn write_host(e: &mut Exposition, host: &facts::HostFacts, socks: &[Socket]) -> 
     Ok(())
 }
 
-/// The `--json` document: the families as written, and where they went.
-pub fn document(exp: &Exposition, textfile: Option<&Path>) -> Value {
-    let families: Vec<Value> = exp
-        .records()
-        .iter()
-        .map(|f| {
-            json!({
-                "name": f.name,
-                "type": f.kind.as_str(),
-                "help": f.help,
-                "samples": f.samples.iter().map(|s| json!({
-                    "name": s.name,
-                    "labels": s.labels.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-                        .collect::<serde_json::Map<String, Value>>(),
-                    "value": s.value,
-                })).collect::<Vec<_>>(),
+/// The `--json` document: where the text went and the families as written.
+#[derive(Debug, Serialize)]
+pub struct Document {
+    textfile: Option<String>,
+    families: Vec<FamilyJson>,
+}
+
+#[derive(Debug, Serialize)]
+struct FamilyJson {
+    name: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    help: String,
+    samples: Vec<SampleJson>,
+}
+
+#[derive(Debug, Serialize)]
+struct SampleJson {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Builds the `--json` document.
+pub fn document(exp: &Exposition, textfile: Option<&Path>) -> Document {
+    Document {
+        textfile: textfile.map(|p| p.display().to_string()),
+        families: exp
+            .records()
+            .iter()
+            .map(|f| FamilyJson {
+                name: f.name.clone(),
+                kind: f.kind.as_str(),
+                help: f.help.clone(),
+                samples: f
+                    .samples
+                    .iter()
+                    .map(|s| SampleJson {
+                        name: s.name.clone(),
+                        labels: s.labels.iter().cloned().collect(),
+                        value: s.value,
+                    })
+                    .collect(),
             })
-        })
-        .collect();
-    json!({ "textfile": textfile.map(|p| p.display().to_string()), "families": families })
+            .collect(),
+    }
 }
 
 /// Refuses a `--textfile` that cannot work before anything is collected.
