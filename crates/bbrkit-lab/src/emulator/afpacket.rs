@@ -62,6 +62,9 @@ impl PacketSocket {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         setopt(raw, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
         setopt(raw, SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+        // Kernel receive timestamps: a frame's arrival time is when the
+        // kernel saw it, not when a busy emulator got around to reading it.
+        setopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 32 << 20)
             .or_else(|_| setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, 32 << 20))?;
         setopt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 8 << 20)
@@ -84,19 +87,28 @@ impl PacketSocket {
     }
 
     /// Receives up to `bufs.len()` frames into `bufs`, writing each frame's
-    /// length (0 for truncated frames) into `lens`. Returns how many arrived
-    /// (0 if none is waiting).
-    pub fn recv_batch(&self, bufs: &mut [&mut [u8]], lens: &mut [usize]) -> io::Result<usize> {
+    /// length (0 for truncated frames) into `lens` and its kernel arrival
+    /// time on CLOCK_MONOTONIC (ns; at most `now_ns`) into `stamps`. Returns
+    /// how many arrived (0 if none is waiting).
+    pub fn recv_batch(
+        &self,
+        bufs: &mut [&mut [u8]],
+        lens: &mut [usize],
+        stamps: &mut [u64],
+    ) -> io::Result<usize> {
         let n = bufs.len().min(BATCH);
         // SAFETY: zeroed iovec/mmsghdr arrays are valid; each iovec points
         // into a live, exclusively borrowed buffer for the duration of the call.
         let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
         let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
+        let mut ctrl = [[0u64; 8]; BATCH];
         for i in 0..n {
             iov[i].iov_base = bufs[i].as_mut_ptr().cast();
             iov[i].iov_len = bufs[i].len();
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_control = ctrl[i].as_mut_ptr().cast();
+            msgs[i].msg_hdr.msg_controllen = size_of::<[u64; 8]>();
         }
         let rc = unsafe {
             libc::recvmmsg(
@@ -115,10 +127,16 @@ impl PacketSocket {
             };
         }
         let got = rc as usize;
+        let now = monotonic_ns();
+        let offset = realtime_ns().saturating_sub(now);
         for i in 0..got {
             let len = msgs[i].msg_len as usize;
             let truncated = msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || len > bufs[i].len();
             lens[i] = if truncated { 0 } else { len };
+            stamps[i] = match kernel_stamp(&msgs[i].msg_hdr) {
+                Some(real) if real > offset => (real - offset).min(now),
+                _ => now,
+            };
         }
         Ok(got)
     }
@@ -197,6 +215,32 @@ impl PacketSocket {
         })?;
         Ok(st.drops as u64)
     }
+}
+
+/// The `SCM_TIMESTAMPNS` of a received message (CLOCK_REALTIME ns).
+fn kernel_stamp(hdr: &libc::msghdr) -> Option<u64> {
+    // SAFETY: walks the control buffer the kernel filled, with libc's macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+    }
+    None
+}
+
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid timespec pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.

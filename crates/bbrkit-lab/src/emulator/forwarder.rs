@@ -86,6 +86,7 @@ pub fn forward(
     let (mut late_sum_ns, mut max_late_ns) = (0u128, 0u64);
     let (mut first_out, mut last_out) = (0u64, 0u64);
     let mut lens = [0usize; BATCH];
+    let mut stamps = [0u64; BATCH];
     let mut picked = [0u32; BATCH];
 
     while !stop.load(Ordering::Relaxed) {
@@ -96,7 +97,7 @@ pub fn forward(
             for (b, chunk) in bufs.iter_mut().zip(scratch.chunks_mut(slot_len)) {
                 *b = chunk;
             }
-            let got = rx.recv_batch(&mut bufs, &mut lens)?;
+            let got = rx.recv_batch(&mut bufs, &mut lens, &mut stamps)?;
             st.frames_in += got as u64;
             st.overflow_drops += got as u64;
             got
@@ -112,8 +113,7 @@ pub fn forward(
                     std::slice::from_raw_parts_mut(base.add(s as usize * slot_len), slot_len)
                 };
             }
-            let got = rx.recv_batch(&mut bufs[..k], &mut lens)?;
-            let now = monotonic_ns();
+            let got = rx.recv_batch(&mut bufs[..k], &mut lens, &mut stamps)?;
             for i in 0..got {
                 st.frames_in += 1;
                 let (slot, len) = (picked[i], lens[i]);
@@ -122,7 +122,7 @@ pub fn forward(
                     free.push(slot);
                     continue;
                 }
-                match model.on_arrival(now, len) {
+                match model.on_arrival(stamps[i], len) {
                     Verdict::Deliver(at) => queue.push_back((at, slot, len as u32)),
                     Verdict::Drop(Drop::Loss) => {
                         st.lost_frames += 1;
