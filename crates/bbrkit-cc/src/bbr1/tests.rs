@@ -36,6 +36,10 @@ fn first_phase(rand: u32) -> u8 {
 struct Manual {
     tcp: Tcp,
     bbr: Bbr1,
+    /// RTT reported by each ACK.
+    rtt: Duration,
+    /// Losses reported by the next ACK.
+    losses: u32,
 }
 
 impl Manual {
@@ -43,7 +47,12 @@ impl Manual {
         let mut tcp = Tcp::new(Instant::ZERO, 1000);
         tcp.packets_out = 100_000; // plenty in flight: DRAIN does not end by itself
         let bbr = Bbr1::new(&mut tcp, rng);
-        Manual { tcp, bbr }
+        Manual {
+            tcp,
+            bbr,
+            rtt: Duration::from_millis(10),
+            losses: 0,
+        }
     }
 
     /// One ACK, `dt` after the previous one, delivering `acked` packets with
@@ -63,7 +72,8 @@ impl Manual {
         rs.delivered = Some(delivered);
         rs.interval = Some(interval);
         rs.acked_sacked = acked;
-        rs.rtt = Some(Duration::from_millis(10));
+        rs.rtt = Some(self.rtt);
+        rs.losses = std::mem::take(&mut self.losses);
         rs.prior_in_flight = self.tcp.packets_in_flight();
         rs.is_app_limited = app_limited;
         self.bbr.cong_control(&mut self.tcp, &rs);
@@ -176,6 +186,11 @@ fn drain_ends_exactly_when_inflight_fits_one_bdp() {
     assert_eq!(m.bbr.mode(), Mode::ProbeBw);
     // Fixed draw 0 → cycle_idx 7 → advanced to phase 0 (gain 5/4).
     assert_eq!(m.bbr.cycle_idx(), Some(0));
+    // The 5/4 phase adds 2 packets to the budget so probing lifts inflight
+    // above BDP even for tiny BDPs.
+    let probe_target = m.bbr.inflight(&m.tcp, m.bbr.max_bw(), BBR_UNIT);
+    let budget = ((1000 + 3 * Bbr1::tso_segs_goal(&m.tcp)) + 1) & !1;
+    assert_eq!(probe_target, budget + 2);
     assert_eq!(m.bbr.gains(), (BBR_UNIT * 5 / 4, BBR_CWND_GAIN));
 }
 
@@ -303,17 +318,21 @@ fn probe_phase_needs_five_quarters_bdp_in_flight_or_a_loss() {
 // ---------------------------------------------------------------------------
 // PROBE_RTT.
 
-#[test]
-fn probe_rtt_after_10s_holds_4_packets_for_200ms_and_a_round() {
-    let mut h = Harness::new(Link::basic(), rng(5));
-    h.run_for(secs(1.0));
+/// Runs a flow on a path of `rtt_ms` that becomes 5 ms longer (so no RTT
+/// sample refreshes min_rtt), checks PROBE_RTT entry 10 s after the last
+/// min_rtt update, the 4-packet cap, and an exit hold within `hold`.
+fn probe_rtt_cycle(rtt_ms: u64, warmup: f64, hold: std::ops::RangeInclusive<Duration>) {
+    let mut link = Link::basic();
+    link.rtt = Duration::from_millis(rtt_ms);
+    let mut h = Harness::new(link, rng(5));
+    h.run_for(secs(warmup));
     assert_eq!(h.bbr.mode(), Mode::ProbeBw);
-    // The path gets 5 ms longer: no RTT sample matches min_rtt any more.
-    h.link.rtt = Duration::from_millis(45);
-    h.run_for(secs(0.2));
+    h.link.rtt = Duration::from_millis(rtt_ms + 5);
+    // Let the packets sent before the change be ACKed.
+    h.run_for(Duration::from_millis(2 * rtt_ms + 100));
     let stamp = h.bbr.min_rtt_stamp;
     let prior = h.tcp.snd_cwnd;
-    assert!(h.run_until_cond(at(12.0), |h| h.bbr.mode() == Mode::ProbeRtt));
+    assert!(h.run_until_cond(at(warmup + 11.0), |h| h.bbr.mode() == Mode::ProbeRtt));
     let enter = h.now;
     assert_eq!(
         h.bbr.min_rtt_stamp,
@@ -329,7 +348,7 @@ fn probe_rtt_after_10s_holds_4_packets_for_200ms_and_a_round() {
     assert!(h.bbr.prior_cwnd() >= prior.min(h.trace[h.trace.len() - 2].cwnd));
     let saved = h.bbr.prior_cwnd();
 
-    assert!(h.run_until_cond(at(13.0), |h| h.bbr.mode() != Mode::ProbeRtt));
+    assert!(h.run_until_cond(at(warmup + 12.0), |h| h.bbr.mode() != Mode::ProbeRtt));
     let exit = h.trace.last().unwrap().clone();
     assert_eq!(
         exit.mode,
@@ -349,18 +368,18 @@ fn probe_rtt_after_10s_holds_4_packets_for_200ms_and_a_round() {
     assert!(
         during
             .iter()
-            .all(|t| t.app_limited || t.now < enter + secs(0.05)),
+            .all(|t| t.app_limited || t.now <= enter + Duration::from_millis(rtt_ms + 100)),
         "samples are marked app-limited"
     );
     // The hold starts when in-flight data has fallen to 4 packets.
     let low = during.iter().find(|t| t.in_flight <= 4).unwrap().now;
-    let hold = exit.now - low;
     assert!(
-        hold > secs(0.2) && hold <= secs(0.2) + secs(0.047),
-        "hold {hold:?}"
+        hold.contains(&(exit.now - low)),
+        "hold {:?}",
+        exit.now - low
     );
     assert!(
-        during.iter().any(|t| t.now > low && t.round_start),
+        exit.round_start || during.iter().any(|t| t.now > low && t.round_start),
         "a round passed at 4 packets"
     );
     // cwnd restored: max(cwnd, prior_cwnd) then + acked, capped by the target.
@@ -374,6 +393,38 @@ fn probe_rtt_after_10s_holds_4_packets_for_200ms_and_a_round() {
         jiffies(exit.now),
         "10 s until the next PROBE_RTT"
     );
+}
+
+#[test]
+fn probe_rtt_after_10s_holds_4_packets_for_200ms() {
+    // A 45 ms round is shorter than 200 ms: the hold is 200 ms (+1 jiffy,
+    // + the gap to the next ACK at 4 packets per round).
+    probe_rtt_cycle(40, 1.0, secs(0.2)..=secs(0.2 + 0.047));
+}
+
+#[test]
+fn probe_rtt_holds_at_least_one_round_on_long_paths() {
+    // A 305 ms round is longer than 200 ms: the hold lasts one full round.
+    probe_rtt_cycle(300, 7.0, secs(0.305)..=secs(0.305 + 0.02));
+}
+
+#[test]
+fn app_limited_samples_enter_the_bw_filter_only_if_not_lower() {
+    let mut m = Manual::new(rng(18));
+    m.round(100_000, false);
+    let high = m.bbr.max_bw();
+    // Twelve rounds (beyond the 10-round window) of lower app-limited samples:
+    // they never enter the filter, so the old maximum is kept.
+    for _ in 0..12 {
+        m.round(10_000, true);
+    }
+    assert_eq!(m.bbr.max_bw(), high);
+    // A non-app-limited sample does enter (and the stale max expires).
+    m.round(10_000, false);
+    assert_eq!(m.bbr.max_bw(), bw_units(10_000));
+    // An app-limited sample at least as high as the estimate enters too.
+    m.round(20_000, true);
+    assert_eq!(m.bbr.max_bw(), 2 * bw_units(10_000));
 }
 
 #[test]
@@ -468,7 +519,7 @@ fn policer_detected_then_lt_bw_dropped_after_48_rounds() {
         policed.iter().all(|t| t.mode == Mode::ProbeBw),
         "no PROBE_RTT in this run"
     );
-    assert_eq!(rounds_in_probe_bw, usize::from(BBR_LT_BW_MAX_RTTS));
+    assert_eq!(rounds_in_probe_bw, 48, "bbr_lt_bw_max_rtts");
     assert_eq!(h.bbr.mode(), Mode::ProbeBw);
     assert_eq!(
         h.bbr.cycle_idx(),
@@ -589,12 +640,13 @@ fn idle_restart_paces_at_bw_and_restarts_the_aggregation_epoch() {
     let starts = h.tx_starts;
     assert!(h.run_until_cond(at(3.0), |h| h.tx_starts == starts + 1));
     assert!(h.bbr.idle_restart);
-    if h.bbr.mode() == Mode::ProbeBw {
-        assert_eq!(
-            h.tcp.pacing_rate,
-            Bbr1::bw_to_pacing_rate(&h.tcp, h.bbr.bw(), BBR_UNIT)
-        );
-    }
+    assert_eq!(h.bbr.mode(), Mode::ProbeBw);
+    // Paced at 1.0 × bw, not at the phase's gain: 1000 pkt/s × 1000 B × 0.99.
+    assert_eq!(
+        h.tcp.pacing_rate,
+        Bbr1::bw_to_pacing_rate(&h.tcp, h.bbr.bw(), BBR_UNIT)
+    );
+    assert_eq!(h.tcp.pacing_rate, 989_987);
     assert_eq!(h.bbr.aggr, {
         let mut a = h.bbr.aggr;
         a.restart_epoch(h.now.as_micros());
@@ -666,11 +718,17 @@ fn no_aggregation_bonus_before_the_pipe_is_full() {
     let mut m = Manual::new(rng(14));
     m.bbr.aggr = ack_aggregation::AckAggregation::new(0);
     m.round(1000, false);
+    m.tcp.snd_cwnd = 150;
     m.ack(Duration::from_millis(1), 200, 1000, false, false); // a burst of 200
-    assert!(m.bbr.extra_acked() > 0);
+    assert_eq!(m.bbr.extra_acked(), 150, "excess capped by cwnd");
     assert_eq!(m.bbr.ack_aggregation_cwnd(), 0);
     m.bbr.full_bw_reached = true;
-    assert!(m.bbr.ack_aggregation_cwnd() > 0);
+    // ... and the bonus by bw × 100 ms = 1000 pkt/s × 0.1 s.
+    assert_eq!(
+        m.bbr.ack_aggregation_cwnd(),
+        99,
+        "bw_units floors 1000 pkt/s"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -817,5 +875,149 @@ fn random_paths_keep_invariants_and_legal_transitions() {
             }
         }
         let _ = ms(h.now);
+    }
+}
+
+#[test]
+fn probe_rtt_needs_both_200ms_and_a_round() {
+    for round_first in [false, true] {
+        let mut m = Manual::new(rng(19));
+        m.round(1000, false);
+        m.bbr.full_bw_reached = true;
+        m.bbr.prior_cwnd = 40;
+        m.tcp.packets_out = 4;
+        // The min_rtt (10 ms) was last refreshed just over 10 s ago; samples are 12 ms.
+        m.rtt = Duration::from_millis(12);
+        m.tcp.now += Duration::from_secs(11);
+        m.bbr.min_rtt_stamp = jiffies(m.tcp.now) - 10_000;
+        m.ack(Duration::from_millis(1), 1, 1000, false, false);
+        assert_eq!(m.bbr.mode(), Mode::ProbeRtt);
+        assert_eq!(
+            m.bbr.min_rtt_us(),
+            Some(12_000),
+            "the expired estimate was replaced"
+        );
+        let State::ProbeRtt(probe) = m.bbr.state else {
+            unreachable!()
+        };
+        assert_eq!(
+            probe.done_stamp,
+            Some(jiffies(m.tcp.now) + 200),
+            "inflight <= 4: hold armed"
+        );
+        assert_eq!(
+            m.bbr.next_rtt_delivered, m.tcp.delivered,
+            "a fresh round starts now"
+        );
+        assert_eq!(m.tcp.snd_cwnd, 4);
+        if round_first {
+            m.ack(Duration::from_millis(50), 1, 1000, true, false);
+            m.ack(Duration::from_millis(150), 1, 1000, false, false);
+            assert_eq!(
+                m.bbr.mode(),
+                Mode::ProbeRtt,
+                "200 ms not passed (strict after())"
+            );
+            m.ack(Duration::from_millis(1), 1, 1000, false, false);
+        } else {
+            m.ack(Duration::from_millis(250), 1, 1000, false, false);
+            assert_eq!(m.bbr.mode(), Mode::ProbeRtt, "no round yet");
+            m.ack(Duration::from_millis(1), 1, 1000, true, false);
+        }
+        assert_eq!(m.bbr.mode(), Mode::ProbeBw, "round_first={round_first}");
+        assert_eq!(m.bbr.min_rtt_stamp, jiffies(m.tcp.now));
+    }
+}
+
+#[test]
+fn lt_interval_needs_four_rounds_and_twenty_percent_loss() {
+    let mut m = Manual::new(rng(20));
+    let tick = |m: &mut Manual, delivered: u64, lost: u64, round: bool, losses: u32| {
+        m.tcp.now += Duration::from_millis(10);
+        m.tcp.delivered_time = m.tcp.now;
+        m.tcp.delivered += delivered;
+        m.tcp.lost += lost;
+        m.bbr.round_start = round;
+        m.bbr.lt_bw_sampling(&m.tcp, losses, false);
+    };
+    tick(&mut m, 0, 1, false, 1); // first loss: the interval starts
+    assert!(m.bbr.lt.is_sampling);
+    for _ in 0..3 {
+        tick(&mut m, 100, 30, true, 1);
+    }
+    assert_eq!(m.bbr.lt.bw, 0, "3 rounds are too short");
+    // 4th round: 400 delivered, 90 + 18 lost (27% >= 19.5%): the interval ends.
+    tick(&mut m, 100, 18, true, 1);
+    assert_eq!(
+        m.bbr.lt.bw,
+        (400 * BW_UNIT / 40_000) as u32,
+        "400 packets in 40 ms"
+    );
+
+    let mut m = Manual::new(rng(20));
+    tick(&mut m, 0, 1, false, 1);
+    for _ in 0..4 {
+        tick(&mut m, 100, 18, true, 1); // 18% < 50/256
+    }
+    assert_eq!(m.bbr.lt.bw, 0, "not lossy enough");
+    assert!(m.bbr.lt.is_sampling);
+    for _ in 0..13 {
+        tick(&mut m, 100, 0, true, 0);
+    }
+    assert!(!m.bbr.lt.is_sampling, "more than 16 rounds: reset");
+}
+
+#[test]
+fn losses_are_deducted_before_growing_cwnd() {
+    let mut m = Manual::new(rng(21));
+    m.round(1000, false);
+    m.bbr.full_bw_reached = true;
+    m.tcp.snd_cwnd = 5;
+    m.losses = 3;
+    // target ~ 2 × 1000 pkt/s × 10 ms + budget, well above: grow by acked after deducting.
+    m.ack(Duration::from_millis(1), 2, 1000, false, false);
+    assert_eq!(m.tcp.snd_cwnd, 4, "max(5 - 3 + 2, 4)");
+    m.tcp.snd_cwnd = 30;
+    m.losses = 3;
+    m.ack(Duration::from_millis(1), 2, 1000, false, false);
+    assert_eq!(m.tcp.snd_cwnd, 29);
+}
+
+#[test]
+fn startup_grows_cwnd_freely_until_ten_packets_are_delivered() {
+    let mut m = Manual::new(rng(22));
+    m.tcp.delivered = 0;
+    m.bbr.min_rtt_us = Some(1000);
+    m.tcp.snd_cwnd = 200; // far above 3 pkts BDP + budget
+    let tiny = bw_units(1000);
+    let mut rs = RateSample::default();
+    rs.acked_sacked = 1;
+    m.tcp.delivered = 9;
+    m.bbr.set_cwnd(&mut m.tcp, &rs, 1, tiny, BBR_HIGH_GAIN);
+    assert!(
+        m.bbr
+            .quantization_budget(&m.tcp, m.bbr.bdp(tiny, BBR_HIGH_GAIN))
+            < 200
+    );
+    assert_eq!(m.tcp.snd_cwnd, 201, "delivered < TCP_INIT_CWND: + acked");
+    m.tcp.delivered = 10;
+    m.bbr.set_cwnd(&mut m.tcp, &rs, 1, tiny, BBR_HIGH_GAIN);
+    assert_eq!(
+        m.tcp.snd_cwnd, 201,
+        "above target in STARTUP: held, never cut"
+    );
+}
+
+#[test]
+fn full_bw_growth_threshold_is_inclusive() {
+    for (bw, grows) in [(5_000_000, true), (4_999_999, false)] {
+        let mut m = Manual::new(rng(23));
+        m.bbr.full_bw = 4_000_000; // × 5/4 = 5_000_000 exactly
+        m.bbr.full_bw_cnt = 2;
+        m.bbr.bw = MinMax::new(m.bbr.rtt_cnt, bw);
+        m.bbr.round_start = true;
+        m.bbr.check_full_bw_reached(&RateSample::default());
+        assert_eq!(m.bbr.full_bw_reached(), !grows, "bw {bw}");
+        assert_eq!(m.bbr.full_bw_cnt, if grows { 0 } else { 3 });
     }
 }
