@@ -252,7 +252,8 @@ fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
         assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
         let text = stdout(&out);
         assert!(
-            text.contains("etc/sysctl.conf:3 (cubic)  <- overrides bbrkit"),
+            text.contains("sysctl --system applies ")
+                && text.contains("etc/sysctl.conf:3 (cubic)  <- overrides bbrkit"),
             "{text}"
         );
         assert!(text.contains("Nothing was changed"), "{text}");

@@ -112,17 +112,29 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             println!("    | {l}");
         }
     }
-    for b in &r.boot {
-        let who = match (&b.file, b.line) {
+    // One line per key when both loaders agree, else one per loader.
+    let mut keys: Vec<&str> = r.boot.iter().map(|b| b.key.as_str()).collect();
+    keys.dedup();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let rows: Vec<_> = r.boot.iter().filter(|b| b.key == key).collect();
+        let who = |b: &bbrkit_host::enable::BootWinner| match (&b.file, b.line) {
             (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
             _ => "no file".into(),
         };
-        println!(
-            "boot: {} {} wins with {who}{}",
-            b.loader.name(),
-            b.key,
-            if b.ok { "" } else { "  <- overrides bbrkit" }
-        );
+        let same = rows.windows(2).all(|w| who(w[0]) == who(w[1]));
+        if same && rows.iter().all(|b| b.ok) {
+            println!(
+                "boot: {key}: systemd-sysctl and sysctl --system apply {}",
+                who(rows[0])
+            );
+        } else {
+            for b in rows {
+                let flag = if b.ok { "" } else { "  <- overrides bbrkit" };
+                println!("boot: {key}: {} applies {}{flag}", b.loader.name(), who(b));
+            }
+        }
     }
     for i in &r.interfaces {
         println!(
