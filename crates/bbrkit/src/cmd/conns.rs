@@ -37,9 +37,15 @@ pub fn parse_states(text: &str) -> Result<StateSet, String> {
     }
     let mut set = StateSet::empty();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let st: TcpState = part
-            .parse()
-            .map_err(|e: bbrkit_diag::DiagError| format!("{e}, all, connected"))?;
+        let st: TcpState = part.parse().map_err(|_| {
+            let names: Vec<String> = TcpState::all()
+                .map(|s| s.name().to_ascii_lowercase().replace('_', "-"))
+                .collect();
+            format!(
+                "unknown TCP state '{part}' (expected all, connected, or a comma list of: {})",
+                names.join(", ")
+            )
+        })?;
         set = set.with(st);
     }
     if set == StateSet::empty() {
