@@ -147,7 +147,7 @@ impl Synth {
 
     /// STARTUP at a constant rate until the plateau detector fires and
     /// DRAIN ends (inflight 50 ≤ BDP); then one more round.
-    fn to_probe_bw(&mut self) {
+    fn go_probe_bw(&mut self) {
         for _ in 0..20 {
             if self.bbr.mode == Mode::ProbeBw {
                 break;
@@ -165,7 +165,7 @@ impl Synth {
 
     /// DRAIN with a large queue, then end it with inflight 70 while
     /// inflight_hi = 80 (headroom level 69), so the flow stays in DOWN.
-    fn to_down(&mut self) {
+    fn go_down(&mut self) {
         for _ in 0..5 {
             self.round(
                 4,
@@ -187,8 +187,8 @@ impl Synth {
     }
 
     /// Reach CRUISE: into PROBE_BW, then ACKs with low inflight.
-    fn to_cruise(&mut self) {
-        self.to_probe_bw();
+    fn go_cruise(&mut self) {
+        self.go_probe_bw();
         self.ack(A {
             inflight: 50,
             ..A::default()
@@ -198,8 +198,8 @@ impl Synth {
 
     /// From CRUISE wait out the probe wait (rng 0 ⇒ 2 s) into REFILL, then
     /// one round into UP.
-    fn to_up(&mut self) {
-        self.to_cruise();
+    fn go_up(&mut self) {
+        self.go_cruise();
         self.ack(A {
             dt: Duration::from_millis(2001),
             inflight: 50,
@@ -497,7 +497,7 @@ fn drain_ends_when_inflight_is_at_most_bdp() {
 #[test]
 fn down_goes_to_cruise_once_inflight_is_below_bdp_and_headroom() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_down(); // prior inflight was 400
+    s.go_down(); // prior inflight was 400
     assert_eq!(s.bbr.inflight_with_headroom(), 69, "80 − 80·38/256");
     assert_eq!(s.bbr.pacing_gain, 232, "DOWN paces at 0.91");
     s.ack(A {
@@ -521,7 +521,7 @@ fn cruise_leaves_for_refill_after_the_randomized_probe_wait() {
     // rng: rounds_since_probe = below(2) ← u32::MAX ⇒ 1;
     //      wait = 2 s + below(1 s) ← 2^31 ⇒ +0.5 s.
     let mut s = Synth::with_rng(Bbr3Params::v3(), vec![u32::MAX, 1 << 31]);
-    s.to_cruise();
+    s.go_cruise();
     assert_eq!(s.bbr.probe_wait_us, 2_500_000);
     let start = s.bbr.cycle_mstamp;
     // Keep rounds below the Reno bound (no round starts).
@@ -547,7 +547,7 @@ fn cruise_leaves_for_refill_after_the_randomized_probe_wait() {
 #[test]
 fn cruise_leaves_for_refill_after_reno_coexistence_rounds() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     // target_inflight = min(BDP ≈ 101, cwnd); 63 caps it: probe after 63
     // rounds, long before 2 s (rounds of 1 ms here).
     let bound = s
@@ -576,7 +576,7 @@ fn cruise_leaves_for_refill_after_reno_coexistence_rounds() {
 #[test]
 fn refill_resets_lower_bounds_and_moves_to_up_after_one_round() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.bbr.bw_lo = 1000;
     s.bbr.inflight_lo = 40;
     s.ack(A {
@@ -607,7 +607,7 @@ fn refill_resets_lower_bounds_and_moves_to_up_after_one_round() {
 #[test]
 fn up_cuts_inflight_hi_by_beta_when_a_round_loses_more_than_two_percent() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     let target = s.bbr.target_inflight(&s.tcp);
     // 1 lost of 100 sent is 1% (≤ 1 = 100·5/256): not too high.
     s.ack(A {
@@ -637,7 +637,7 @@ fn up_cuts_inflight_hi_by_beta_when_a_round_loses_more_than_two_percent() {
 #[test]
 fn up_ends_on_bw_plateau_when_inflight_hi_does_not_limit() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.tcp.is_cwnd_limited = false;
     for _ in 0..2 {
         s.round(4, A::default());
@@ -656,7 +656,7 @@ fn up_ends_on_bw_plateau_when_inflight_hi_does_not_limit() {
 #[test]
 fn up_stops_at_a_previously_too_high_inflight_hi_then_reprobes() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.bbr.prev_probe_too_high = true;
     s.bbr.inflight_hi = 120;
     s.ack(A {
@@ -682,7 +682,7 @@ fn up_stops_at_a_previously_too_high_inflight_hi_then_reprobes() {
 #[test]
 fn up_raises_inflight_hi_exponentially_while_cwnd_limited() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.bbr.inflight_hi = 60;
     s.tcp.is_cwnd_limited = true;
     let mut prev = 60;
@@ -710,7 +710,7 @@ fn up_raises_inflight_hi_exponentially_while_cwnd_limited() {
 #[test]
 fn loss_in_cruise_cuts_bw_lo_and_inflight_lo_by_beta_once_per_round() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     let max_bw = s.bbr.max_bw();
     let cwnd = s.tcp.snd_cwnd;
     // Loss round: losses, then the round end adapts the lower bounds. Low
@@ -774,7 +774,7 @@ fn loss_in_cruise_cuts_bw_lo_and_inflight_lo_by_beta_once_per_round() {
 #[test]
 fn lower_bounds_are_not_cut_below_the_latest_round_delivery() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.ack(A {
         losses: 1,
         pps: BW_PPS,
@@ -795,7 +795,7 @@ fn lower_bounds_are_not_cut_below_the_latest_round_delivery() {
 #[test]
 fn loss_while_probing_does_not_cut_lower_bounds() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.ack(A {
         losses: 1,
         lost: 1,
@@ -812,7 +812,7 @@ fn loss_while_probing_does_not_cut_lower_bounds() {
 #[test]
 fn cruise_keeps_fifteen_percent_headroom_below_inflight_hi() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.bbr.inflight_hi = 100;
     s.ack(A {
         acked: 50,
@@ -838,7 +838,7 @@ fn cruise_keeps_fifteen_percent_headroom_below_inflight_hi() {
 #[test]
 fn probe_rtt_every_5s_holds_half_bdp_for_200ms_and_at_least_a_round() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     let stamp = s.bbr.probe_rtt_min_stamp;
     // Same RTT as the minimum: no refresh. 5 s + 1 jiffy later: PROBE_RTT.
     // (Rounds of 100 ms keep the Reno-round probe out of the way.)
@@ -951,7 +951,7 @@ fn probe_rtt_before_full_pipe_returns_to_startup() {
 #[test]
 fn a_lower_rtt_postpones_probe_rtt() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     for i in 0..80u64 {
         // A new minimum every 100 ms keeps the 5 s window fresh.
         let rtt = RTT - Duration::from_micros(i + 1);
@@ -969,7 +969,7 @@ fn a_lower_rtt_postpones_probe_rtt() {
 #[test]
 fn idle_restart_skips_probe_rtt() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.tcp.app_limited = 1;
     s.bbr.cwnd_event(&mut s.tcp, CaEvent::TxStart);
     assert!(s.bbr.idle_restart);
@@ -1110,7 +1110,7 @@ fn ecn_is_ignored_without_an_ecn_low_route_or_on_long_rtt_paths() {
 #[test]
 fn ecn_marks_above_half_cut_inflight_hi_while_probing() {
     let mut s = ecn_synth(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.bbr.ecn_eligible = true;
     let target = s.bbr.target_inflight(&s.tcp);
     // delivered (sample) = 10 acked + …; half of it is the threshold.
@@ -1194,7 +1194,7 @@ fn ecn_in_two_startup_rounds_ends_startup() {
 #[test]
 fn ecn_in_a_round_cuts_inflight_lo_by_alpha_times_one_third() {
     let mut s = ecn_synth(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.bbr.ecn_eligible = true;
     s.bbr.ecn_alpha = BBR_UNIT; // 1.0 would cut to 256 − 85 = 171
     // An ECE puts the transport in CWR (tcp_enter_cwr); in Open, a cycle
@@ -1227,7 +1227,7 @@ fn ecn_in_a_round_cuts_inflight_lo_by_alpha_times_one_third() {
 #[test]
 fn lost_packet_while_probing_sets_inflight_hi_where_loss_crossed_two_percent() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     assert!(s.bbr.bw_probe_samples);
     let target = s.bbr.target_inflight(&s.tcp);
     // 200 in flight when sent; 4 lost since (this one included), 2% of 199
@@ -1266,7 +1266,7 @@ fn inflight_hi_from_lost_skb_matches_the_kernel_equation() {
 #[test]
 fn rto_starts_inflight_lo_from_the_pre_rto_cwnd_and_undo_restores_bounds() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_cruise();
+    s.go_cruise();
     s.bbr.inflight_hi = 90;
     let cwnd = s.tcp.snd_cwnd;
     // Recovery entry saves the undo state.
@@ -1291,13 +1291,13 @@ fn rto_starts_inflight_lo_from_the_pre_rto_cwnd_and_undo_restores_bounds() {
 #[test]
 fn tlp_repaired_loss_counts_as_loss_in_v3_only() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.to_up();
+    s.go_up();
     s.bbr.inflight_latest = 20; // tx_in_flight = 21, 1 lost > 21·5/256 = 0
     s.bbr.on_tlp_recovery(&mut s.tcp, false);
     assert!(s.bbr.prev_probe_too_high);
     assert_eq!(s.state(), State::ProbeBwDown);
     let mut s = Synth::new(Bbr3Params::v2());
-    s.to_up();
+    s.go_up();
     s.bbr.inflight_latest = 20;
     s.bbr.on_tlp_recovery(&mut s.tcp, false);
     assert!(!s.bbr.prev_probe_too_high && !s.bbr.loss_in_round);
@@ -1316,12 +1316,12 @@ fn v2_params_give_v2alpha_gains() {
     assert_eq!((v3.bbr.pacing_gain, v3.bbr.cwnd_gain), (710, 512));
     let mut v2 = Synth::new(Bbr3Params::v2());
     let mut v3 = Synth::new(Bbr3Params::v3());
-    v2.to_down();
-    v3.to_down();
+    v2.go_down();
+    v3.go_down();
     assert_eq!(v2.bbr.pacing_gain, 192, "v2 DOWN paces at 0.75");
     assert_eq!(v3.bbr.pacing_gain, 232, "v3 DOWN paces at 0.91");
     let mut v2 = Synth::new(Bbr3Params::v2());
-    v2.to_up();
+    v2.go_up();
     assert_eq!(
         (v2.bbr.pacing_gain, v2.bbr.cwnd_gain),
         (320, 512),
