@@ -61,6 +61,14 @@ fn f(
     }
 }
 
+fn enable_cmd(key: &str, value: &str) -> String {
+    match key {
+        KEY_CC => format!("`bbrkit enable --cc {value}`"),
+        KEY_QDISC => format!("`bbrkit enable --qdisc {value}`"),
+        _ => "`bbrkit enable --tune`".to_string(),
+    }
+}
+
 /// Parses the "ugly table" format of `/proc/net/netstat` and `/proc/net/snmp`
 /// into `(Prefix+Name, value)` pairs.
 pub fn parse_netstat(text: &str) -> Vec<(String, u64)> {
@@ -120,6 +128,7 @@ fn boot_findings(
     for key in &keys {
         let ours = bbrkit_value(root, key);
         let runtime = sysctl::read(key).ok().flatten();
+        let (mut lost, mut lost_files, mut lost_fix) = (Vec::new(), Vec::new(), String::new());
         for r in res.iter().filter(|r| r.key == *key) {
             match (&ours, &r.winner) {
                 (Some(v), Some(w)) if w.file != mine && &w.value != v => out.push(f(
@@ -129,13 +138,12 @@ fn boot_findings(
                     vec![format!("{} applies {key} = {} from {}:{} after {mine} ({v})", r.loader.name(), w.value, w.file, w.line)],
                     format!("remove or change line {} of {} (bbrkit never edits other files), then `bbrkit verify`", w.line, w.file),
                 )),
-                (None, Some(w)) if runtime.as_ref().is_some_and(|rv| rv != &w.value) => out.push(f(
-                    "not_persisted",
-                    Level::Warning,
-                    format!("runtime {key} = {} is lost on reboot: {} sets {}", runtime.clone().unwrap_or_default(), w.file, w.value),
-                    vec![format!("/proc/sys: {key} = {}", runtime.clone().unwrap_or_default()), format!("{}: {}:{} sets {}", r.loader.name(), w.file, w.line, w.value)],
-                    format!("persist it: `bbrkit enable --cc {}` (or change {}:{})", runtime.clone().unwrap_or_default(), w.file, w.line),
-                )),
+                (None, Some(w)) if runtime.as_ref().is_some_and(|rv| rv != &w.value) => {
+                    let rv = runtime.clone().unwrap_or_default();
+                    lost.push(format!("{}: {}:{} sets {}", r.loader.name(), w.file, w.line, w.value));
+                    lost_files.push(format!("{} ({})", w.file, w.value));
+                    lost_fix = format!("persist it: {} (or change {}:{})", enable_cmd(key, &rv), w.file, w.line);
+                }
                 (None, None) if r.loader == Loader::Systemd => {
                     let kdef = if *key == KEY_CC { facts.config_default_cc.clone() } else if *key == KEY_QDISC { Some("pfifo_fast".into()) } else { None };
                     if let (Some(kd), Some(rv)) = (kdef, &runtime)
@@ -146,7 +154,7 @@ fn boot_findings(
                             Level::Warning,
                             format!("runtime {key} = {rv} is not persisted: no sysctl file sets it (kernel default {kd})"),
                             vec![format!("/proc/sys: {key} = {rv}"), format!("no file under sysctl.d or sysctl.conf sets {key}")],
-                            format!("`bbrkit enable --cc {rv}` writes it to {mine}"),
+                            format!("{} writes it to {mine}", enable_cmd(key, rv)),
                         ));
                     }
                 }
@@ -172,6 +180,22 @@ fn boot_findings(
                     ));
                 }
             }
+        }
+        if !lost.is_empty() {
+            let rv = runtime.clone().unwrap_or_default();
+            lost_files.dedup();
+            let mut evidence = vec![format!("/proc/sys: {key} = {rv}")];
+            evidence.extend(lost);
+            out.push(f(
+                "not_persisted",
+                Level::Warning,
+                format!(
+                    "runtime {key} = {rv} is lost on reboot: boot applies {}",
+                    lost_files.join(", ")
+                ),
+                evidence,
+                lost_fix,
+            ));
         }
         if let (Some(v), Some(rv)) = (&ours, &runtime)
             && v != rv
