@@ -223,6 +223,36 @@ fn feature(
     }
 }
 
+/// The BBR version as the kernel reports it on a live socket: the
+/// `bbr_version` byte of `INET_DIAG_BBRINFO` (offset 39, BBRv3 layout), or 1
+/// when the kernel sends the 20-byte mainline layout. None without a BBR
+/// socket in this network namespace.
+pub fn bbr_version_from_sockets() -> Option<(String, String)> {
+    let filter = bbrkit_diag::Filter {
+        cc: Some("bbr".into()),
+        ..Default::default()
+    };
+    let socks = bbrkit_diag::census(&filter).ok()?;
+    let (s, info) = socks.iter().find_map(|s| s.bbr.as_ref().map(|b| (s, b)))?;
+    let where_ = format!("{} -> {}", s.local, s.remote);
+    Some(match info.version_byte {
+        Some(v) => (
+            v.to_string(),
+            format!(
+                "tcp_bbr_info of live socket {where_}: {} bytes, bbr_version byte = {v}",
+                info.len
+            ),
+        ),
+        None => (
+            "1".to_string(),
+            format!(
+                "tcp_bbr_info of live socket {where_}: {} bytes, the mainline (v1) layout",
+                info.len
+            ),
+        ),
+    })
+}
+
 /// Gathers the kernel facts (live kernel, files under `root`).
 pub fn gather(root: &Root) -> KernelFacts {
     let release = sysctl::read("kernel.osrelease")
@@ -265,10 +295,12 @@ pub fn gather(root: &Root) -> KernelFacts {
     loadable_cc.sort();
     let (bbr_version, bbr_version_evidence) = match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
         Ok(v) => (v.trim().to_string(), format!("/sys/module/tcp_bbr/version = {}", v.trim())),
-        Err(_) => (
-            "unknown".to_string(),
-            "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
-        ),
+        Err(_) => bbr_version_from_sockets().unwrap_or_else(|| {
+            (
+                "unknown".to_string(),
+                "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3) and no live BBR socket to read tcp_bbr_info from".to_string(),
+            )
+        }),
     };
     let qdiscs = vec![
         feature(

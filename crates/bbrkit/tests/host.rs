@@ -364,6 +364,19 @@ fn verify_names_sockets_created_before_the_switch() {
         let j = json(&out);
         assert_eq!(j["sockets_by_cc"]["bbr"], 2, "{j}");
         assert_eq!(code(&out), 0, "{j}");
+        // With a live BBR socket, check reads the version from tcp_bbr_info.
+        let c = json(&bbrkit(&["--json", "check", "--root", &root]));
+        let v = c["kernel"]["bbr_version"].as_str().unwrap().to_string();
+        assert!(v == "1" || v == "3", "{c}");
+        if !Path::new("/sys/module/tcp_bbr/version").exists() {
+            assert!(
+                c["kernel"]["bbr_version_evidence"]
+                    .as_str()
+                    .unwrap()
+                    .contains("tcp_bbr_info"),
+                "{c}"
+            );
+        }
         drop((c2, s2));
         assert_eq!(code(&bbrkit(&["rollback", "--root", &root])), 0);
         assert_eq!(sysctl_get(CC), "reno");
