@@ -12,6 +12,8 @@
 //!
 //! - `census/100k`: `bbrkit_diag::census(&Filter::default())` with
 //!   `tcp_info`, algorithm and BBR info, decoded into `Vec<Socket>`;
+//! - `census_each/100k`: the same dump and decoding, each socket handed to a
+//!   visitor instead of collected (what an aggregating exporter needs);
 //! - `ss_tin/100k`: `ss -tin` (iproute2, same netlink dump, text to /dev/null).
 //!
 //! The goal (issue 6): census under 1 s and no slower than `ss -tin`.
@@ -25,7 +27,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bbrkit_diag::{Filter, census};
+use bbrkit_diag::{Filter, census, census_each};
 use criterion::Criterion;
 
 /// Pairs per holder process: two descriptors per pair under a 20,000 limit.
@@ -146,6 +148,9 @@ fn main() {
         let label = format!("{}k", n / 1000);
         cr.bench_function(&format!("census/{label}"), |b| {
             b.iter(|| census(&Filter::default()).unwrap())
+        });
+        cr.bench_function(&format!("census_each/{label}"), |b| {
+            b.iter(|| census_each(&Filter::default(), |s| drop(std::hint::black_box(s))).unwrap())
         });
         cr.bench_function(&format!("ss_tin/{label}"), |b| b.iter(ss_tin));
         cr.final_summary();

@@ -65,21 +65,28 @@ impl Filter {
 /// IPv6) yields no IPv6 sockets rather than an error.
 pub fn census(filter: &Filter) -> Result<Vec<Socket>, DiagError> {
     let mut out = Vec::new();
+    census_each(filter, |s| out.push(s))?;
+    Ok(out)
+}
+
+/// Like [`census`], but hands each matching socket to `visit` as it is
+/// decoded instead of collecting them: for aggregations over very many
+/// sockets, where holding every [`Socket`] (about 740 bytes each) would cost
+/// more than the dump itself. Returns the number of sockets visited.
+pub fn census_each(filter: &Filter, mut visit: impl FnMut(Socket)) -> Result<usize, DiagError> {
     let mut conn = Conn::open()?;
+    let mut n = 0;
+    let mut sink = |s: Socket| {
+        if filter.matches(&s) {
+            n += 1;
+            visit(s);
+        }
+    };
     if filter.ipv4 {
-        conn.dump(AF_INET, "IPv4", filter, &mut |s| {
-            if filter.matches(&s) {
-                out.push(s);
-            }
-        })?;
+        conn.dump(AF_INET, "IPv4", filter, &mut sink)?;
     }
     if filter.ipv6 {
-        let r = conn.dump(AF_INET6, "IPv6", filter, &mut |s| {
-            if filter.matches(&s) {
-                out.push(s);
-            }
-        });
-        match r {
+        match conn.dump(AF_INET6, "IPv6", filter, &mut sink) {
             Err(DiagError::Kernel { ref source, .. })
                 if matches!(
                     source.raw_os_error(),
@@ -88,7 +95,7 @@ pub fn census(filter: &Filter) -> Result<Vec<Socket>, DiagError> {
             r => r?,
         }
     }
-    Ok(out)
+    Ok(n)
 }
 
 /// The raw datagrams of one dump, as the kernel sent them (for capturing test

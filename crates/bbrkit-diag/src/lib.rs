@@ -57,7 +57,7 @@ mod tcp_info;
 pub mod wire;
 
 pub use bbr_info::{BbrInfo, BbrV3Model};
-pub use census::{Filter, census, dump_raw};
+pub use census::{Filter, census, census_each, dump_raw};
 pub use error::DiagError;
 pub use socket::{Family, Socket};
 pub use state::{StateSet, TcpState};

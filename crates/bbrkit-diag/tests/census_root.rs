@@ -38,6 +38,12 @@ fn census_counts_by_algorithm_and_matches_tcp_info() {
             .collect();
         assert_eq!(by_cc, want, "census by algorithm");
 
+        // The visitor form sees the same sockets in the same order.
+        let mut seen = Vec::new();
+        let n = bbrkit_diag::census_each(&Filter::default(), |s| seen.push(s.cookie)).unwrap();
+        assert_eq!(n, all.len());
+        assert_eq!(seen, all.iter().map(|s| s.cookie).collect::<Vec<_>>());
+
         // Kernel-side state filter: only the six listeners.
         let listen = census(&Filter {
             states: StateSet::empty().with(TcpState::Listen),
