@@ -9,6 +9,7 @@
 //! stderr, `bbrkit: ...`, with the cause chain.
 
 mod cmd;
+mod sim_out;
 mod lab_out;
 #[allow(dead_code)] // used by `sim` and `lab` as they land
 mod units;

@@ -1,0 +1,56 @@
+//! Rendering of `bbrkit sim` results: human tables, the `--json` document,
+//! the `--timeseries` CSV and the `--plot` SVG, each written atomically.
+//! Owns presentation only; must never simulate or change what the
+//! simulator reports.
+
+pub mod atomic;
+pub mod csv;
+pub mod plot;
+pub mod table;
+
+use bbrkit_sim::RunReport;
+use serde::Serialize;
+
+/// The `--json` document of `bbrkit sim`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Document {
+    /// `alone` (each algorithm by itself per condition) or `compete`.
+    pub mode: &'static str,
+    /// The path every run used (loss varies per run).
+    pub path: PathInfo,
+    /// One entry per condition (alone: per condition and algorithm).
+    pub runs: Vec<Run>,
+}
+
+/// The bottleneck path settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct PathInfo {
+    /// Bottleneck rate, bits per second.
+    pub bits_per_second: u64,
+    /// Base round-trip time, milliseconds.
+    pub rtt_ms: f64,
+    /// Buffer limit, bytes.
+    pub buffer_bytes: u64,
+    /// Mean loss burst length in packets (1 = Bernoulli).
+    pub loss_burst_packets: f64,
+    /// ACK-path loss probability (0..1).
+    pub ack_loss: f64,
+    /// Simulated time per run, seconds.
+    pub duration_s: f64,
+    /// Random seed.
+    pub seed: u64,
+    /// Maximum segment size, bytes.
+    pub mss_bytes: u32,
+    /// Whether Reno/CUBIC were paced (as with fq).
+    pub pace_loss_based: bool,
+}
+
+/// One simulation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    /// Data-path random loss probability (0..1) of this run.
+    pub loss: f64,
+    /// Its results.
+    #[serde(flatten)]
+    pub report: RunReport,
+}
