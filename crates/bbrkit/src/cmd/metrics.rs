@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use bbrkit_diag::exposition::{self, SocketStats};
 use bbrkit_diag::prom::{Exposition, MetricType};
-use bbrkit_diag::{Filter, Socket, exposition, nstat};
+use bbrkit_diag::{Filter, nstat};
 use bbrkit_host::{Root, facts, verify};
 use serde::Serialize;
 
@@ -52,12 +53,14 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
 
 /// Builds the whole exposition for the calling thread's network namespace.
 pub fn collect(root: &Root) -> anyhow::Result<Exposition> {
-    let socks = bbrkit_diag::census(&Filter::default()).context("taking the socket census")?;
+    let mut stats = SocketStats::default();
+    bbrkit_diag::census_each(&Filter::default(), |s| stats.observe(&s))
+        .context("taking the socket census")?;
     let counters = nstat::read().context("reading TCP counters")?;
     let host = facts::gather(root);
     let mut e = Exposition::new();
-    write_host(&mut e, &host, &socks)?;
-    exposition::write_sockets(&mut e, &socks)?;
+    write_host(&mut e, &host, &stats)?;
+    stats.write(&mut e)?;
     exposition::write_tcp_counters(&mut e, &counters)?;
     write_verify(&mut e, verify::run(root, None))?;
     Ok(e)
@@ -106,23 +109,26 @@ fn write_verify(
 /// BBR version for the info metric: the host's `/sys/module/tcp_bbr/version`
 /// when it has one, else the `bbr_version` of live BBR sockets' info
 /// (`1` for the 20-byte mainline layout), else `unknown`.
-fn bbr_version(host: &facts::HostFacts, socks: &[Socket]) -> String {
+fn bbr_version(host: &facts::HostFacts, stats: &SocketStats) -> String {
     if host.bbr_version != "unknown" && !host.bbr_version.is_empty() {
         return host.bbr_version.clone();
     }
-    socks
-        .iter()
-        .find_map(|s| s.bbr.as_ref())
-        .map_or_else(|| "unknown".to_string(), |b| b.version().to_string())
+    stats
+        .bbr_version()
+        .map_or_else(|| "unknown".to_string(), |v| v.to_string())
 }
 
-fn write_host(e: &mut Exposition, host: &facts::HostFacts, socks: &[Socket]) -> anyhow::Result<()> {
+fn write_host(
+    e: &mut Exposition,
+    host: &facts::HostFacts,
+    stats: &SocketStats,
+) -> anyhow::Result<()> {
     e.family(
         "bbrkit_info",
         MetricType::Gauge,
         "Host congestion-control facts: default algorithm, default qdisc, BBR version, kernel (value 1).",
     )?;
-    let bbr = bbr_version(host, socks);
+    let bbr = bbr_version(host, stats);
     e.sample(
         &[
             (
