@@ -38,6 +38,7 @@ pub mod report;
 pub mod rtt;
 pub mod sender;
 pub mod sim;
+pub mod validation;
 
 pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, SimConfig};
 pub use loss::LossModel;

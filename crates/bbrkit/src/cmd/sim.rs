@@ -119,7 +119,15 @@ fn per_flow<T: Clone>(flag: &str, v: Vec<T>, n: usize, default: T) -> anyhow::Re
 fn plan(a: &Args) -> anyhow::Result<Plan> {
     let (p_cc, p_rate, p_rtt, p_loss, p_buf, p_dur, p_compete) = match a.preset {
         None => ("cubic,bbr1", "100mbit", "10ms", "0", "1bdp", "10s", false),
-        Some(Preset::Seed) => ("cubic,bbr1", "1gbit", "10ms", "0,2%,5%", "1bdp", "10s", false),
+        Some(Preset::Seed) => (
+            "cubic,bbr1",
+            "1gbit",
+            "10ms",
+            "0,2%,5%",
+            "1bdp",
+            "10s",
+            false,
+        ),
         Some(Preset::Fairness) => ("cubic,bbr1", "100mbit", "40ms", "0", "1bdp", "30s", true),
         Some(Preset::Bufferbloat) => ("cubic,bbr1", "100mbit", "20ms", "0", "10bdp", "30s", false),
     };
@@ -130,16 +138,26 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
             if s.trim().is_empty() {
                 bail!("--cc: empty item in list '{cc}'");
             }
-            s.parse::<Algorithm>().map_err(|e| anyhow::anyhow!("--cc: {e}"))
+            s.parse::<Algorithm>()
+                .map_err(|e| anyhow::anyhow!("--cc: {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let rate_bps = ctx("rate", parse_rate(a.rate.as_deref().unwrap_or(p_rate)))?;
     let rtt = ctx("rtt", parse_duration(a.rtt.as_deref().unwrap_or(p_rtt)))?;
-    let losses = ctx("loss", parse_list(a.loss.as_deref().unwrap_or(p_loss), parse_fraction))?;
+    let losses = ctx(
+        "loss",
+        parse_list(a.loss.as_deref().unwrap_or(p_loss), parse_fraction),
+    )?;
     if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
-        bail!("--loss: {}% would drop every packet (use less than 100%)", l * 100.0);
+        bail!(
+            "--loss: {}% would drop every packet (use less than 100%)",
+            l * 100.0
+        );
     }
-    let ack_loss = ctx("ack-loss", parse_fraction(a.ack_loss.as_deref().unwrap_or("0")))?;
+    let ack_loss = ctx(
+        "ack-loss",
+        parse_fraction(a.ack_loss.as_deref().unwrap_or("0")),
+    )?;
     if ack_loss >= 1.0 {
         bail!("--ack-loss: 100% would drop every ACK");
     }
@@ -151,7 +169,10 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         Size::Packets(n) => BufferSize::Packets(n),
         Size::Bdp(m) => BufferSize::Bdp(m),
     };
-    let duration = ctx("duration", parse_duration(a.duration.as_deref().unwrap_or(p_dur)))?;
+    let duration = ctx(
+        "duration",
+        parse_duration(a.duration.as_deref().unwrap_or(p_dur)),
+    )?;
     if duration.is_zero() {
         bail!("--duration: must be positive");
     }
@@ -398,5 +419,8 @@ fn run_parallel(configs: &[(f64, SimConfig)]) -> anyhow::Result<Vec<RunReport>> 
     if let Some(e) = first_err {
         return Err(e);
     }
-    Ok(results.into_iter().map(|r| r.expect("every run finished")).collect())
+    Ok(results
+        .into_iter()
+        .map(|r| r.expect("every run finished"))
+        .collect())
 }

@@ -57,14 +57,11 @@ pub fn render(title: &str, duration_s: f64, series: &[Series]) -> anyhow::Result
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (1100, 1000)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e:?}"))?;
+        root.fill(&WHITE)
+            .map_err(|e| anyhow::anyhow!("plot: {e:?}"))?;
         let (top, rest) = root.split_vertically(30);
-        top.draw_text(
-            title,
-            &("sans-serif", 18).into_text_style(&top),
-            (10, 6),
-        )
-        .map_err(|e| anyhow::anyhow!("plot: {e:?}"))?;
+        top.draw_text(title, &("sans-serif", 18).into_text_style(&top), (10, 6))
+            .map_err(|e| anyhow::anyhow!("plot: {e:?}"))?;
         let panels = rest.split_evenly((3, 1));
         type Pick = fn(&Series) -> &Vec<(f64, f64)>;
         let specs: [(&str, &str, Pick); 3] = [
@@ -90,7 +87,10 @@ pub fn render(title: &str, duration_s: f64, series: &[Series]) -> anyhow::Result
             for (i, s) in series.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();
                 chart
-                    .draw_series(LineSeries::new(pick(s).iter().copied(), color.stroke_width(1)))
+                    .draw_series(LineSeries::new(
+                        pick(s).iter().copied(),
+                        color.stroke_width(1),
+                    ))
                     .map_err(|e| anyhow::anyhow!("plot: {e:?}"))?
                     .label(s.label.clone())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));

@@ -128,7 +128,9 @@ pub fn alone(doc: &Document) -> String {
                 loss,
                 f.cc.to_string(),
                 rate(f.bits_per_second),
-                f.ratio.map(|r| format!("{r:.2}x")).unwrap_or_else(|| "-".into()),
+                f.ratio
+                    .map(|r| format!("{r:.2}x"))
+                    .unwrap_or_else(|| "-".into()),
                 f.retransmits.to_string(),
                 pct(f.loss),
                 rtt(f.rtt_ms),
