@@ -1,0 +1,395 @@
+//! Property tests: every algorithm ([`Algorithm::ALL`]) driven by random
+//! sequences of sends, deliveries (in order, reordered or SACKed), drops,
+//! ECN echoes, RTOs (also spurious ones) and idle periods, through the
+//! test transport ([`bbrkit_cc::testing::Sender`]). After every transport
+//! call the invariants below are checked.
+//!
+//! Invariants:
+//! * no panic and no arithmetic overflow (tests build with overflow checks);
+//! * cwnd ≥ 1 always; for BBR cwnd ≥ 4 after an ACK that delivered data in
+//!   the Open/Disorder states (Linux `bbr_cwnd_min_target`; in Recovery,
+//!   packet conservation and in Loss the RTO window may be lower);
+//! * ssthresh ≥ 2 once set (Reno/CUBIC);
+//! * BBR: pacing rate > 0 whenever the bandwidth estimate is > 0. (It can
+//!   be 0 before that, as in Linux: after an RTO (cwnd 1) a first RTT
+//!   sample of many seconds makes `bbr_init_pacing_rate_from_rtt` compute
+//!   `cwnd·BW_UNIT/rtt_us` = 0; the kernel then sends unpaced, and so does
+//!   the test transport);
+//! * packet-timed rounds never decrease (the transport's, and BBRv1's own
+//!   `rtt_cnt`);
+//! * the state machine only takes legal transitions: Reno/CUBIC are in
+//!   `slow_start`/`congestion_avoidance`; BBRv1 moves only along
+//!   [`bbr1::OBSERVABLE_TRANSITIONS`]; BBRv2/v3 report each step in
+//!   `last_transitions`, each must be [`bbr3::State::is_legal_step`] and
+//!   end in the reported state;
+//! * transport accounting stays consistent (lost/SACKed/retransmitted ≤ outstanding).
+//!
+//! Seeds: proptest prints the minimal failing case (it includes the
+//! controller's RNG seed) and saves it in `tests/properties.proptest-regressions`,
+//! which is replayed first on every run. `PROPTEST_RNG_SEED=<n>` fixes the
+//! generator; `PROPTEST_CASES=<n>` changes the number of cases (default 256 per
+//! algorithm here).
+
+use bbrkit_cc::bbr1::{self, Mode};
+use bbrkit_cc::bbr3::State;
+use bbrkit_cc::testing::{Receiver, Sender, Transmission};
+use bbrkit_cc::{Algorithm, AnyController, CaState, CongestionControl, Instant, SeededRng, Tcp};
+use proptest::prelude::*;
+use std::time::Duration;
+
+/// One step of the random scenario.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Send up to n packets (as cwnd allows).
+    Send(u8),
+    /// After `ms`, deliver the next n packets in the network; with `reorder`
+    /// the first of them is held back (delivered later, after a hole).
+    Deliver {
+        n: u8,
+        ms: u16,
+        reorder: bool,
+        ce: bool,
+    },
+    /// The next n packets in the network are lost.
+    Drop(u8),
+    /// The retransmission timer fires now (spurious if packets are still
+    /// in the network).
+    Rto,
+    /// Nothing happens for `ms` (up to 12 s: long enough for ProbeRTT and
+    /// CUBIC's idle epoch shift), then the RTO fires if it is due.
+    Idle(u16),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1u8..16).prop_map(Op::Send),
+        6 => (1u8..8, 0u16..60, any::<bool>(), prop::bool::weighted(0.1))
+            .prop_map(|(n, ms, reorder, ce)| Op::Deliver { n, ms, reorder, ce }),
+        1 => (1u8..4).prop_map(Op::Drop),
+        1 => Just(Op::Rto),
+        1 => (0u16..12_000).prop_map(Op::Idle),
+    ]
+}
+
+struct Harness {
+    alg: Algorithm,
+    sender: Sender<AnyController>,
+    receiver: Receiver,
+    net: std::collections::VecDeque<Transmission>,
+    held: Option<Transmission>,
+    now: Instant,
+    round: u64,
+    bbr1_round: u32,
+    state: &'static str,
+    seen: std::collections::BTreeSet<String>,
+}
+
+impl Harness {
+    fn new(alg: Algorithm, seed: u64, ecn: bool) -> Self {
+        let mut tcp = Tcp::new(Instant::ZERO, 1448);
+        tcp.ecn_enabled = ecn;
+        tcp.ecn_low = ecn;
+        let sender = Sender::new(tcp, |t| alg.build(t, Box::new(SeededRng::new(seed, 0))));
+        let state = sender.cc.status(&sender.tcp).state;
+        Harness {
+            alg,
+            sender,
+            receiver: Receiver::default(),
+            net: Default::default(),
+            held: None,
+            now: Instant::ZERO,
+            round: 0,
+            bbr1_round: 0,
+            state,
+            seen: Default::default(),
+        }
+    }
+
+    fn is_bbr(&self) -> bool {
+        matches!(
+            self.alg,
+            Algorithm::Bbr1 | Algorithm::Bbr2 | Algorithm::Bbr3
+        )
+    }
+
+    fn run(&mut self, op: &Op) -> Result<(), TestCaseError> {
+        match *op {
+            Op::Send(n) => {
+                for _ in 0..n {
+                    if !self.sender.cwnd_allows() {
+                        break;
+                    }
+                    if let Some(tx) = self.sender.send(self.now, true) {
+                        self.net.push_back(tx);
+                    }
+                    self.check(false)?;
+                }
+            }
+            Op::Deliver { n, ms, reorder, ce } => {
+                self.now += Duration::from_millis(u64::from(ms) + 1);
+                let mut arrived = Vec::new();
+                if reorder && self.held.is_none() {
+                    self.held = self.net.pop_front();
+                }
+                for _ in 0..n {
+                    match self.net.pop_front() {
+                        Some(tx) => arrived.push(tx),
+                        None => break,
+                    }
+                }
+                if arrived.is_empty() {
+                    // Only the held-back packet is left: it arrives now.
+                    arrived.extend(self.held.take());
+                }
+                for tx in arrived {
+                    self.receiver.on_packet(tx.num, ce, 1);
+                    let ack = self.receiver.ack();
+                    let out = self.sender.on_ack(self.now, &ack);
+                    self.check(out.delivered > 0)?;
+                }
+            }
+            Op::Drop(n) => {
+                for _ in 0..n {
+                    self.net.pop_front();
+                }
+            }
+            Op::Rto => {
+                self.sender.on_rto(self.now);
+                self.check(false)?;
+            }
+            Op::Idle(ms) => {
+                self.now += Duration::from_millis(u64::from(ms));
+                if self.sender.rto_deadline().is_some_and(|t| t <= self.now) {
+                    self.sender.on_rto(self.now);
+                    self.check(false)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, delivered: bool) -> Result<(), TestCaseError> {
+        let tcp = &self.sender.tcp;
+        let alg = self.alg;
+        prop_assert!(tcp.snd_cwnd >= 1, "{alg}: cwnd 0");
+        prop_assert!(
+            tcp.lost_out + tcp.sacked_out <= tcp.packets_out,
+            "{alg}: scoreboard {tcp:?}"
+        );
+        prop_assert!(
+            tcp.retrans_out <= tcp.lost_out,
+            "{alg}: retrans_out > lost_out"
+        );
+        if self.is_bbr() {
+            let bw = self.sender.cc.status(tcp).bw_bps.unwrap_or(0);
+            prop_assert!(bw == 0 || tcp.pacing_rate > 0, "{alg}: bw {bw} bit/s but no pacing rate");
+            if delivered && matches!(tcp.ca_state, CaState::Open | CaState::Disorder) {
+                prop_assert!(
+                    tcp.snd_cwnd >= 4,
+                    "{alg}: cwnd {} < 4 in {:?}",
+                    tcp.snd_cwnd,
+                    tcp.ca_state
+                );
+            }
+        } else {
+            prop_assert!(
+                tcp.snd_ssthresh >= 2,
+                "{alg}: ssthresh {}",
+                tcp.snd_ssthresh
+            );
+        }
+        let round = self.sender.round();
+        prop_assert!(round >= self.round, "{alg}: rounds went back");
+        self.round = round;
+
+        let state = self.sender.cc.status(tcp).state;
+        let (from, to) = (self.state, state);
+        match &self.sender.cc {
+            AnyController::Reno(_) | AnyController::Cubic(_) => {
+                prop_assert!(
+                    matches!(to, "slow_start" | "congestion_avoidance"),
+                    "{alg}: state {to}"
+                );
+            }
+            AnyController::Bbr1(b) => {
+                prop_assert!(
+                    b.round_count() >= self.bbr1_round,
+                    "bbr1: rtt_cnt went back"
+                );
+                self.bbr1_round = b.round_count();
+                let (f, t) = (mode(from), mode(to));
+                prop_assert!(
+                    f == t || bbr1::OBSERVABLE_TRANSITIONS.contains(&(f, t)),
+                    "bbr1: illegal {from} -> {to}"
+                );
+            }
+            AnyController::Bbr3(b) => {
+                let steps = b.last_transitions();
+                for &(f, t) in steps {
+                    prop_assert!(f.is_legal_step(t), "{alg}: illegal step {f:?} -> {t:?}");
+                }
+                let (f, t) = (state3(from), state3(to));
+                if let Some(&(_, last)) = steps.last() {
+                    prop_assert_eq!(last, t, "{}: last step does not end in the state", alg);
+                }
+                prop_assert!(
+                    f == t || f.can_reach(t),
+                    "{alg}: {from} -> {to} unreachable"
+                );
+            }
+        }
+        self.state = to;
+        self.seen.insert(to.to_string());
+        self.seen.insert(format!("{:?}", tcp.ca_state));
+        Ok(())
+    }
+}
+
+fn mode(name: &str) -> Mode {
+    match name {
+        "startup" => Mode::Startup,
+        "drain" => Mode::Drain,
+        "probe_bw" => Mode::ProbeBw,
+        "probe_rtt" => Mode::ProbeRtt,
+        other => panic!("unknown bbr1 state {other}"),
+    }
+}
+
+fn state3(name: &str) -> State {
+    *State::ALL
+        .iter()
+        .find(|s| s.as_str() == name)
+        .unwrap_or_else(|| panic!("unknown bbr3 state {name}"))
+}
+
+fn run_case(alg: Algorithm, seed: u64, ecn: bool, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(alg, seed, ecn);
+    for op in ops {
+        h.run(op)?;
+    }
+    // Drain the network: everything still in flight arrives, the transport
+    // must end consistent (nothing lost for ever after RTOs).
+    for _ in 0..200 {
+        if h.sender.tcp.packets_out == 0 {
+            break;
+        }
+        h.run(&Op::Deliver {
+            n: 8,
+            ms: 10,
+            reorder: false,
+            ce: false,
+        })?;
+        if h.net.is_empty() && h.held.is_none() {
+            h.run(&Op::Rto)?;
+        }
+        // Retransmit what is marked lost (no new data while draining).
+        while h.sender.cwnd_allows() && h.sender.has_retransmit() {
+            let now = h.now;
+            if let Some(tx) = h.sender.send(now, false) {
+                h.net.push_back(tx);
+            }
+            h.check(false)?;
+        }
+    }
+    prop_assert_eq!(h.sender.tcp.packets_out, 0, "{}: could not drain", alg);
+    Ok(())
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(256),
+        max_shrink_iters: 2000,
+        ..ProptestConfig::default()
+    }
+}
+
+macro_rules! algorithm_property {
+    ($name:ident, $alg:expr) => {
+        proptest! {
+            #![proptest_config(config())]
+            #[test]
+            fn $name(seed in any::<u64>(), ecn in any::<bool>(), ops in prop::collection::vec(op(), 1..400)) {
+                run_case($alg, seed, ecn, &ops)?;
+            }
+        }
+    };
+}
+
+algorithm_property!(reno_invariants, Algorithm::Reno);
+algorithm_property!(cubic_invariants, Algorithm::Cubic);
+algorithm_property!(bbr1_invariants, Algorithm::Bbr1);
+algorithm_property!(bbr2_invariants, Algorithm::Bbr2);
+algorithm_property!(bbr3_invariants, Algorithm::Bbr3);
+
+/// The generator is not vacuous: over a fixed set of generated cases each
+/// algorithm visits all of its states and every loss-recovery state.
+#[test]
+fn random_cases_visit_every_state() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+    let expect: [(Algorithm, &[&str]); 5] = [
+        (Algorithm::Reno, &["slow_start", "congestion_avoidance"]),
+        (Algorithm::Cubic, &["slow_start", "congestion_avoidance"]),
+        (
+            Algorithm::Bbr1,
+            &["startup", "drain", "probe_bw", "probe_rtt"],
+        ),
+        (
+            Algorithm::Bbr2,
+            &[
+                "startup",
+                "drain",
+                "probe_bw_down",
+                "probe_bw_cruise",
+                "probe_bw_refill",
+                "probe_bw_up",
+                "probe_rtt",
+            ],
+        ),
+        (
+            Algorithm::Bbr3,
+            &[
+                "startup",
+                "drain",
+                "probe_bw_down",
+                "probe_bw_cruise",
+                "probe_bw_refill",
+                "probe_bw_up",
+                "probe_rtt",
+            ],
+        ),
+    ];
+    for (alg, states) in expect {
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+        let mut runner = TestRunner::new_with_rng(ProptestConfig::default(), rng);
+        let strategy = (
+            any::<u64>(),
+            any::<bool>(),
+            prop::collection::vec(op(), 1..400),
+        );
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let (seed, ecn, ops) = strategy.new_tree(&mut runner).unwrap().current();
+            let mut h = Harness::new(alg, seed, ecn);
+            for op in &ops {
+                h.run(op).unwrap();
+            }
+            seen.extend(h.seen);
+        }
+        for s in states
+            .iter()
+            .chain(&["Open", "Disorder", "Recovery", "Loss", "Cwr"])
+        {
+            assert!(seen.contains(*s), "{alg}: never reached {s}; saw {seen:?}");
+        }
+    }
+}
+
+#[test]
+fn every_algorithm_is_covered() {
+    // If an algorithm is added to Algorithm::ALL, add a property above.
+    assert_eq!(Algorithm::ALL.len(), 5);
+}
