@@ -190,13 +190,14 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
 /// Runs `bbrkit lab`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let signals = signals::install(Duration::from_secs(5))?;
-    bbrkit_lab::require_root()?;
     if args.cleanup {
+        bbrkit_lab::require_root()?;
         let removed = cleanup::remove_leftovers()?;
         lab_out::print_cleanup(&removed, global.json)?;
         return Ok(Outcome::Ok);
     }
     let plan = plan(&args)?;
+    bbrkit_lab::require_root()?;
     runner::validate(&plan)?;
     for path in [&args.out, &args.timeseries, &args.plot].into_iter().flatten() {
         lab_out::check_writable(path)?;

@@ -1,0 +1,200 @@
+//! `bbrkit lab` end to end: errors, output files, and that SIGINT, SIGTERM
+//! and SIGKILL (+ `--cleanup`) leave nothing behind. Root tests run the real
+//! binary; its labs live in namespaces it creates and removes.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bbrkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+}
+
+fn names_of(pid: u32) -> Vec<String> {
+    let prefix = format!("bbrk{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn host_links() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Starts a lab with named namespaces and waits until they exist.
+fn start_named_lab() -> std::process::Child {
+    let child = bbrkit()
+        .args(["lab", "--netns-names", "--runs", "1", "--duration", "4s", "--delay", "5ms"])
+        .args(["--loss", "1%", "--cc", "cubic", "--retries", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bbrkit");
+    let until = Instant::now() + Duration::from_secs(20);
+    while names_of(child.id()).len() < 3 {
+        assert!(Instant::now() < until, "lab namespaces never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500)); // in the middle of the run
+    child
+}
+
+fn signal_leaves_nothing(sig: i32, code: i32) {
+    let links = host_links();
+    let child = start_named_lab();
+    let pid = child.id();
+    unsafe { libc::kill(pid as i32, sig) };
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+    assert_eq!(host_links(), links);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn sigint_mid_run_leaves_nothing() {
+    signal_leaves_nothing(libc::SIGINT, 130);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn sigterm_mid_run_leaves_nothing() {
+    signal_leaves_nothing(libc::SIGTERM, 143);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn cleanup_removes_what_sigkill_left() {
+    let mut child = start_named_lab();
+    let pid = child.id();
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    assert_eq!(names_of(pid).len(), 3, "a SIGKILLed named lab leaves its names");
+    let out = bbrkit().args(["lab", "--cleanup", "--json"]).output().expect("cleanup");
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let removed: Vec<String> = doc["removed"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    for n in ["client", "router", "server"] {
+        let path = format!("/run/netns/bbrk{pid}-{n}");
+        assert!(removed.contains(&path), "{path} in {removed:?}");
+    }
+    assert!(names_of(pid).is_empty());
+}
+
+#[test]
+#[ignore = "needs root"]
+fn short_run_writes_json_csv_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, csv, svg) = (
+        dir.path().join("lab.json"),
+        dir.path().join("lab.csv"),
+        dir.path().join("lab.svg"),
+    );
+    let o = bbrkit()
+        .args(["lab", "--json", "--runs", "1", "--duration", "1s", "--delay", "5ms"])
+        .args(["--loss", "0,1%", "--cc", "cubic,bbr", "-P", "2", "--seed", "7"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--timeseries")
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc, file, "--out holds the same report");
+    assert_eq!(doc["seed"], 7);
+    let conds = doc["conditions"].as_array().unwrap();
+    assert_eq!(conds.len(), 2);
+    assert_eq!(conds[1]["loss"], 0.01);
+    assert_eq!(conds[1]["delay_ms"], 5.0);
+    for c in conds {
+        let results = c["results"].as_array().unwrap();
+        assert_eq!(results[0]["cc"], "cubic");
+        assert_eq!(results[1]["cc"], "bbr");
+        for r in results {
+            assert!(r["bits_per_second"].as_f64().unwrap() > 0.0);
+            let runs = r["runs"].as_array().unwrap();
+            assert_eq!(runs.len(), 1);
+            assert_eq!(runs[0]["flows"].as_array().unwrap().len(), 2);
+            assert_eq!(runs[0]["flows"][0]["sender_tcp_congestion"], r["cc"]);
+            assert!(runs[0]["retransmits"].is_u64());
+            assert!(runs[0]["flows"][0]["end"]["snd_cwnd"].is_u64());
+        }
+    }
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.starts_with("condition,cc,run,flow,t_s,"));
+    assert!(csv.lines().count() > 20, "samples every 100 ms");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary files left");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn unknown_algorithm_is_a_clear_error() {
+    let o = bbrkit().args(["lab", "--cc", "cubic,nosuchcc"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.starts_with("bbrkit: ") && e.contains("nosuchcc") && e.contains("cubic"), "{e}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn non_root_is_refused() {
+    let mut cmd = bbrkit();
+    cmd.args(["lab", "--runs", "1"]);
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("bbrkit: ") && e.contains("root"), "{e}");
+}
+
+#[test]
+fn bad_units_are_usage_errors() {
+    for args in [
+        &["lab", "--delay", "10"][..],
+        &["lab", "--loss", "150%"][..],
+        &["lab", "--rate", "fast"][..],
+        &["lab", "--buffer", "lots"][..],
+    ] {
+        let o = bbrkit().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.starts_with("bbrkit: ") && e.lines().count() == 1, "{args:?}: {e}");
+    }
+    assert!(Path::new(env!("CARGO_BIN_EXE_bbrkit")).exists());
+}
