@@ -42,6 +42,9 @@ fn main() {
             r.flows[0].sender_tcp_congestion
         );
         println!("  {:?}", rep.data);
-        println!("  rev frames_out {} late {} kdrops {}", rep.reverse.frames_out, rep.reverse.late_frames, rep.reverse.kernel_drops);
+        println!(
+            "  rev frames_out {} late {} kdrops {}",
+            rep.reverse.frames_out, rep.reverse.late_frames, rep.reverse.kernel_drops
+        );
     }
 }

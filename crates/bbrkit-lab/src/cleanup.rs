@@ -24,7 +24,9 @@ pub fn leftovers() -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in dir.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = owner_pid(&name) else { continue };
+        let Some(pid) = owner_pid(&name) else {
+            continue;
+        };
         if !process_alive(pid) {
             out.push(entry.path());
         }

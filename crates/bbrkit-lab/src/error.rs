@@ -18,7 +18,9 @@ pub enum LabError {
         available: String,
     },
     /// Network namespaces cannot be created here.
-    #[error("cannot create network namespaces here ({0}); a container without CAP_SYS_ADMIN cannot run the lab")]
+    #[error(
+        "cannot create network namespaces here ({0}); a container without CAP_SYS_ADMIN cannot run the lab"
+    )]
     NoNamespaces(#[source] io::Error),
     /// The requested emulator is not available.
     #[error("{0}")]

@@ -10,8 +10,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::RawFd;
 
 use netlink_packet_core::{
-    DefaultNla, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage,
-    NetlinkPayload,
+    DefaultNla, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NetlinkHeader,
+    NetlinkMessage, NetlinkPayload,
 };
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{
@@ -127,8 +127,15 @@ impl Rtnl {
         )
     }
 
-    /// Adds a root qdisc of `kind` with raw `TCA_OPTIONS` bytes to link `index`.
-    pub fn add_root_qdisc(&mut self, index: u32, kind: &str, options: Vec<u8>) -> Result<()> {
+    /// Adds (or with `replace`, replaces) the root qdisc of link `index`
+    /// with one of `kind` and raw `TCA_OPTIONS` bytes.
+    pub fn root_qdisc(
+        &mut self,
+        index: u32,
+        kind: &str,
+        options: Vec<u8>,
+        replace: bool,
+    ) -> Result<()> {
         let mut msg = TcMessage::default();
         msg.header.family = AddressFamily::Unspec;
         msg.header.index = index as i32;
@@ -141,7 +148,11 @@ impl Rtnl {
         self.request(
             &format!("add {kind} qdisc"),
             RouteNetlinkMessage::NewQueueDiscipline(msg),
-            NLM_F_CREATE | NLM_F_EXCL,
+            if replace {
+                NLM_F_CREATE | NLM_F_REPLACE
+            } else {
+                NLM_F_CREATE | NLM_F_EXCL
+            },
         )
     }
 }

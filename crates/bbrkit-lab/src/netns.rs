@@ -70,7 +70,10 @@ impl Netns {
             None::<&str>,
         ) {
             let _ = std::fs::remove_file(&path);
-            return Err(LabError::io(format!("bind-mount {}", path.display()), e.into()));
+            return Err(LabError::io(
+                format!("bind-mount {}", path.display()),
+                e.into(),
+            ));
         }
         self.bound = Some(path);
         Ok(())

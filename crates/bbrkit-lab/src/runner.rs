@@ -278,10 +278,8 @@ pub fn run(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<LabReport> {
-    if kind != EmulatorKind::Userspace {
-        return Err(LabError::EmulatorUnavailable(
-            "only the userspace emulator is implemented for runs".into(),
-        ));
+    if kind == EmulatorKind::Auto {
+        return Err(LabError::Invalid("resolve the emulator kind first".into()));
     }
     let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
     let mut done = 0;
@@ -290,8 +288,13 @@ pub fn run(
         let link = cond.params(plan.mtu);
         let label = cond.label();
         let probe_result = {
-            let emu = Emulator::start(topo, link, plan.seed ^ 0x9e37)?;
-            let p = probe(topo, 50, Duration::from_millis(4), Duration::from_millis(200) + link.delay * 2);
+            let emu = Emulator::start_kind(topo, kind, link, plan.seed ^ 0x9e37)?;
+            let p = probe(
+                topo,
+                50,
+                Duration::from_millis(4),
+                Duration::from_millis(200) + link.delay * 2,
+            );
             drop(emu);
             Some(p?)
         };
@@ -322,7 +325,7 @@ pub fn run(
                 let mut attempts = 0;
                 let result = loop {
                     attempts += 1;
-                    let r = one_run(topo, link, &spec, seed, run_no, cancel)?;
+                    let r = one_run(topo, kind, link, &spec, seed, run_no, cancel)?;
                     if r.spoiled && attempts <= plan.retries {
                         on_event(Event::Repeat {
                             reason: r.spoiled_reason.as_deref().unwrap_or(""),
@@ -376,6 +379,7 @@ pub fn run(
 
 fn one_run(
     topo: &Topology,
+    kind: EmulatorKind,
     link: LinkParams,
     spec: &TestSpec,
     seed: u64,
@@ -385,7 +389,7 @@ fn one_run(
     if cancel.load(Ordering::Relaxed) {
         return Err(LabError::Interrupted);
     }
-    let emu = Emulator::start(topo, link, seed)?;
+    let emu = Emulator::start_kind(topo, kind, link, seed)?;
     let test = run_test(topo, spec, cancel);
     let rep = emu.stop()?;
     let test = test?;
@@ -466,7 +470,11 @@ mod tests {
         c.buffer = BufferSpec::Packets(100);
         assert_eq!(c.params(1500).buffer_bytes, Some(151_400));
         c.buffer = BufferSpec::Bytes(1);
-        assert_eq!(c.params(1500).buffer_bytes, Some(15_140), "at least 10 frames");
+        assert_eq!(
+            c.params(1500).buffer_bytes,
+            Some(15_140),
+            "at least 10 frames"
+        );
         c.rate_bps = None;
         assert_eq!(c.params(1500).buffer_bytes, None);
     }

@@ -97,9 +97,9 @@ fn io(what: &str) -> impl FnOnce(std::io::Error) -> LabError + '_ {
 
 /// Runs one test on `topo`. Stops early (with `Interrupted`) when `cancel` is set.
 pub fn run_test(topo: &Topology, spec: &TestSpec, cancel: &AtomicBool) -> Result<TestResult> {
-    let listener = topo.server.run(|| {
-        TcpListener::bind(SocketAddr::from((SERVER_ADDR, 0))).map_err(io("listen"))
-    })?;
+    let listener = topo
+        .server
+        .run(|| TcpListener::bind(SocketAddr::from((SERVER_ADDR, 0))).map_err(io("listen")))?;
     let server = listener.local_addr().map_err(io("listener address"))?;
     let clients: Vec<TcpStream> = topo.client.run(|| {
         (0..spec.flows)
@@ -210,8 +210,14 @@ fn measure(
                 }
             })
         };
-        let sent: Vec<_> = senders.into_iter().map(|h| h.join().expect("sender")).collect();
-        let got: Vec<_> = receivers.into_iter().map(|h| h.join().expect("receiver")).collect();
+        let sent: Vec<_> = senders
+            .into_iter()
+            .map(|h| h.join().expect("sender"))
+            .collect();
+        let got: Vec<_> = receivers
+            .into_iter()
+            .map(|h| h.join().expect("receiver"))
+            .collect();
         sampler.join().expect("sampler");
         let all = samples.lock().expect("samples lock");
         for (i, ((cli, srv), (end, cpu))) in flows.iter().zip(sent).enumerate() {

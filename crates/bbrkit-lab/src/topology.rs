@@ -109,7 +109,11 @@ impl Topology {
 
     /// Inodes of the three namespaces (for leak checks).
     pub fn inodes(&self) -> [u64; 3] {
-        [self.client.inode(), self.router.inode(), self.server.inode()]
+        [
+            self.client.inode(),
+            self.router.inode(),
+            self.server.inode(),
+        ]
     }
 }
 

@@ -40,7 +40,12 @@ fn live_namespaces() -> BTreeSet<String> {
         return out;
     };
     for p in procs.flatten() {
-        if !p.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()) {
+        if !p
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
             continue;
         }
         let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
@@ -79,7 +84,10 @@ fn host_links() -> BTreeSet<String> {
 /// (cross-checks only; the lab itself never calls them).
 fn host_tool_state() -> Vec<String> {
     let mut out = Vec::new();
-    for (cmd, args) in [("tc", &["qdisc", "show"][..]), ("nft", &["list", "tables"][..])] {
+    for (cmd, args) in [
+        ("tc", &["qdisc", "show"][..]),
+        ("nft", &["list", "tables"][..]),
+    ] {
         if let Ok(o) = std::process::Command::new(cmd).args(args).output() {
             out.push(String::from_utf8_lossy(&o.stdout).into_owned());
         }
@@ -98,23 +106,39 @@ fn topology_comes_up_and_leaves_nothing() {
     let inodes = topo.inodes();
     let during = live_namespaces();
     for ino in inodes {
-        assert!(during.contains(&format!("net:[{ino}]")), "namespace {ino} exists while up");
+        assert!(
+            during.contains(&format!("net:[{ino}]")),
+            "namespace {ino} exists while up"
+        );
     }
     assert_eq!(host_links(), links, "no link appears on the host");
     // The lab works: a probe crosses the router.
     let emu = Emulator::start(&topo, LinkParams::transparent(), 1).expect("emulator");
-    let p = probe(&topo, 20, Duration::from_millis(2), Duration::from_millis(200)).expect("probe");
+    let p = probe(
+        &topo,
+        20,
+        Duration::from_millis(2),
+        Duration::from_millis(200),
+    )
+    .expect("probe");
     drop(emu);
     assert_eq!(p.received, 20, "{p:?}");
     drop(topo);
     std::thread::sleep(Duration::from_millis(100));
     let after = live_namespaces();
     for ino in inodes {
-        assert!(!after.contains(&format!("net:[{ino}]")), "namespace {ino} is gone");
+        assert!(
+            !after.contains(&format!("net:[{ino}]")),
+            "namespace {ino} is gone"
+        );
     }
     assert!(after.is_subset(&before.union(&after).cloned().collect()));
     assert_eq!(host_links(), links);
-    assert_eq!(host_tool_state(), tools, "host qdiscs and nft tables unchanged");
+    assert_eq!(
+        host_tool_state(),
+        tools,
+        "host qdiscs and nft tables unchanged"
+    );
 }
 
 #[test]
@@ -123,7 +147,13 @@ fn emulator_holds_10ms_delay_within_1ms() {
     let _g = serial();
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     let emu = Emulator::start(&topo, params(10, 0.0, None, None), 1).expect("emulator");
-    let p = probe(&topo, 200, Duration::from_millis(2), Duration::from_millis(300)).expect("probe");
+    let p = probe(
+        &topo,
+        200,
+        Duration::from_millis(2),
+        Duration::from_millis(300),
+    )
+    .expect("probe");
     let rep = emu.stop().expect("stop");
     println!("{p:?}\n{rep:?}");
     assert_eq!(p.received, 200);
@@ -140,13 +170,26 @@ fn emulator_loss_is_within_binomial_bounds() {
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     let emu = Emulator::start(&topo, params(1, 0.02, None, None), seed).expect("emulator");
     let n = 4000u64;
-    let p = probe(&topo, n, Duration::from_micros(250), Duration::from_millis(300)).expect("probe");
+    let p = probe(
+        &topo,
+        n,
+        Duration::from_micros(250),
+        Duration::from_millis(300),
+    )
+    .expect("probe");
     let rep = emu.stop().expect("stop");
     println!("{p:?}\n{rep:?}");
     let sd = (n as f64 * 0.02 * 0.98).sqrt();
     let lost = (p.sent - p.received) as f64;
-    assert!((lost - n as f64 * 0.02).abs() < 4.5 * sd, "lost {lost} of {n}");
-    assert_eq!(rep.data.lost_frames, p.sent - p.received, "every lost probe was the loss process");
+    assert!(
+        (lost - n as f64 * 0.02).abs() < 4.5 * sd,
+        "lost {lost} of {n}"
+    );
+    assert_eq!(
+        rep.data.lost_frames,
+        p.sent - p.received,
+        "every lost probe was the loss process"
+    );
     assert_eq!(rep.data.kernel_drops + rep.data.overflow_drops, 0);
 }
 
@@ -158,17 +201,25 @@ fn emulator_rate_is_within_5_percent() {
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     // A 48 ms buffer absorbs the bursts of a sender that the busy machine
     // deschedules now and then; the rate is enforced all the same.
-    let emu = Emulator::start(&topo, params(5, 0.0, Some(rate), Some(600_000)), 1).expect("emulator");
+    let emu =
+        Emulator::start(&topo, params(5, 0.0, Some(rate), Some(600_000)), 1).expect("emulator");
     // Offer ~200 Mbit/s of UDP for 2 s.
     let rx = topo
         .client
-        .run(|| UdpSocket::bind(SocketAddr::from((CLIENT_ADDR, 0))).map_err(|e| bbrkit_lab::LabError::io("bind", e)))
+        .run(|| {
+            UdpSocket::bind(SocketAddr::from((CLIENT_ADDR, 0)))
+                .map_err(|e| bbrkit_lab::LabError::io("bind", e))
+        })
         .unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
     let to = rx.local_addr().unwrap();
     let tx = topo
         .server
-        .run(|| UdpSocket::bind(SocketAddr::from((SERVER_ADDR, 0))).map_err(|e| bbrkit_lab::LabError::io("bind", e)))
+        .run(|| {
+            UdpSocket::bind(SocketAddr::from((SERVER_ADDR, 0)))
+                .map_err(|e| bbrkit_lab::LabError::io("bind", e))
+        })
         .unwrap();
     let payload = [0u8; 1472];
     let stop = AtomicBool::new(false);
@@ -239,7 +290,8 @@ fn bbr_beats_cubic_5x_at_10ms_2pct_loss() {
     runner::validate(&plan).expect("kernel has cubic and bbr");
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     let cancel = AtomicBool::new(false);
-    let rep = runner::run(&plan, &topo, EmulatorKind::Userspace, &cancel, &mut |_| {}).expect("run");
+    let rep =
+        runner::run(&plan, &topo, EmulatorKind::Userspace, &cancel, &mut |_| {}).expect("run");
     let c = &rep.conditions[0];
     let (cubic, bbr) = (c.results[0].bits_per_second, c.results[1].bits_per_second);
     println!("cubic {cubic:.0} bbr {bbr:.0} ratio {:?}", c.ratio);
@@ -271,4 +323,37 @@ fn receiver_side_algorithm_does_not_change_the_sender() {
         assert_eq!(f.sender_tcp_congestion, default.trim());
         assert!(f.bytes > 0 && !f.samples.is_empty());
     }
+}
+
+#[test]
+#[ignore = "needs root"]
+fn netem_is_used_where_the_kernel_has_it() {
+    let _g = serial();
+    let topo = Topology::build("bbrktest", 1500, false).expect("build");
+    let has = bbrkit_lab::emulator::netem::kernel_has_netem(&topo).expect("probe netem");
+    println!("kernel has netem: {has}");
+    if !has {
+        assert_eq!(
+            EmulatorKind::Auto.resolve(&topo).unwrap(),
+            EmulatorKind::Userspace
+        );
+        let e = EmulatorKind::Netem.resolve(&topo).unwrap_err().to_string();
+        assert!(e.contains("no sch_netem"), "{e}");
+        return;
+    }
+    assert_eq!(
+        EmulatorKind::Auto.resolve(&topo).unwrap(),
+        EmulatorKind::Netem
+    );
+    let emu = Emulator::start_kind(&topo, EmulatorKind::Netem, params(10, 0.0, None, None), 1)
+        .expect("netem emulator");
+    let p = probe(
+        &topo,
+        100,
+        Duration::from_millis(2),
+        Duration::from_millis(300),
+    )
+    .expect("probe");
+    drop(emu);
+    assert!((p.rtt_median_ms - 10.0).abs() < 1.0, "{p:?}");
 }

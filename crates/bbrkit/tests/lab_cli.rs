@@ -25,7 +25,11 @@ fn names_of(pid: u32) -> Vec<String> {
 
 fn host_links() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -34,7 +38,16 @@ fn host_links() -> Vec<String> {
 /// Starts a lab with named namespaces and waits until they exist.
 fn start_named_lab() -> std::process::Child {
     let child = bbrkit()
-        .args(["lab", "--netns-names", "--runs", "1", "--duration", "4s", "--delay", "5ms"])
+        .args([
+            "lab",
+            "--netns-names",
+            "--runs",
+            "1",
+            "--duration",
+            "4s",
+            "--delay",
+            "5ms",
+        ])
         .args(["--loss", "1%", "--cc", "cubic", "--retries", "0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -81,8 +94,15 @@ fn cleanup_removes_what_sigkill_left() {
     let pid = child.id();
     child.kill().expect("SIGKILL");
     child.wait().expect("wait");
-    assert_eq!(names_of(pid).len(), 3, "a SIGKILLed named lab leaves its names");
-    let out = bbrkit().args(["lab", "--cleanup", "--json"]).output().expect("cleanup");
+    assert_eq!(
+        names_of(pid).len(),
+        3,
+        "a SIGKILLed named lab leaves its names"
+    );
+    let out = bbrkit()
+        .args(["lab", "--cleanup", "--json"])
+        .output()
+        .expect("cleanup");
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let removed: Vec<String> = doc["removed"]
@@ -108,8 +128,26 @@ fn short_run_writes_json_csv_and_svg() {
         dir.path().join("lab.svg"),
     );
     let o = bbrkit()
-        .args(["lab", "--json", "--runs", "1", "--duration", "1s", "--delay", "5ms"])
-        .args(["--loss", "0,1%", "--cc", "cubic,bbr", "-P", "2", "--seed", "7"])
+        .args([
+            "lab",
+            "--json",
+            "--runs",
+            "1",
+            "--duration",
+            "1s",
+            "--delay",
+            "5ms",
+        ])
+        .args([
+            "--loss",
+            "0,1%",
+            "--cc",
+            "cubic,bbr",
+            "-P",
+            "2",
+            "--seed",
+            "7",
+        ])
         .arg("--out")
         .arg(&out)
         .arg("--timeseries")
@@ -157,11 +195,17 @@ fn short_run_writes_json_csv_and_svg() {
 #[test]
 #[ignore = "needs root"]
 fn unknown_algorithm_is_a_clear_error() {
-    let o = bbrkit().args(["lab", "--cc", "cubic,nosuchcc"]).output().unwrap();
+    let o = bbrkit()
+        .args(["lab", "--cc", "cubic,nosuchcc"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(e.starts_with("bbrkit: ") && e.contains("nosuchcc") && e.contains("cubic"), "{e}");
+    assert!(
+        e.starts_with("bbrkit: ") && e.contains("nosuchcc") && e.contains("cubic"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -194,7 +238,10 @@ fn bad_units_are_usage_errors() {
         let o = bbrkit().args(args).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let e = String::from_utf8_lossy(&o.stderr);
-        assert!(e.starts_with("bbrkit: ") && e.lines().count() == 1, "{args:?}: {e}");
+        assert!(
+            e.starts_with("bbrkit: ") && e.lines().count() == 1,
+            "{args:?}: {e}"
+        );
     }
     assert!(Path::new(env!("CARGO_BIN_EXE_bbrkit")).exists());
 }

@@ -32,7 +32,12 @@ fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn setopt(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+fn setopt(
+    fd: libc::c_int,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: passes a pointer to a live c_int and its size.
     check(unsafe {
         libc::setsockopt(
@@ -48,8 +53,10 @@ fn setopt(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: libc::c
 
 impl PacketSocket {
     /// Opens a non-blocking socket bound to link `ifindex` of the calling
-    /// thread's namespace.
-    pub fn open(ifindex: u32) -> io::Result<PacketSocket> {
+    /// thread's namespace. With `bypass_qdisc`, frames it sends skip the
+    /// link's qdisc (the userspace emulator); without, they pass through it
+    /// (netem mode: the kernel qdisc impairs them).
+    pub fn open(ifindex: u32, bypass_qdisc: bool) -> io::Result<PacketSocket> {
         // Protocol 0 at creation: nothing is queued before bind() narrows it.
         let raw = check(unsafe {
             libc::socket(
@@ -61,7 +68,12 @@ impl PacketSocket {
         // SAFETY: `raw` is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         setopt(raw, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
-        setopt(raw, SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+        setopt(
+            raw,
+            SOL_PACKET,
+            PACKET_QDISC_BYPASS,
+            bypass_qdisc as libc::c_int,
+        )?;
         // Kernel receive timestamps: a frame's arrival time is when the
         // kernel saw it, not when a busy emulator got around to reading it.
         setopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;

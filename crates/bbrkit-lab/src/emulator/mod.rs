@@ -91,9 +91,28 @@ impl Emulator {
     /// Starts the userspace emulator with `params` on the data direction and
     /// a loss process seeded with `seed`.
     pub fn start(topo: &Topology, params: LinkParams, seed: u64) -> Result<Emulator> {
+        Self::start_kind(topo, EmulatorKind::Userspace, params, seed)
+    }
+
+    /// Starts the emulator of `kind` (`Netem` or `Userspace`). With netem,
+    /// the kernel qdisc on `veth-rc` impairs the data direction and the
+    /// forwarder only bridges frames (without bypassing that qdisc).
+    pub fn start_kind(
+        topo: &Topology,
+        kind: EmulatorKind,
+        params: LinkParams,
+        seed: u64,
+    ) -> Result<Emulator> {
+        let netem = kind == EmulatorKind::Netem;
+        let params = if netem {
+            netem::configure(topo, &params, seed)?;
+            LinkParams::transparent()
+        } else {
+            params
+        };
         let (rc, rs) = topo.router.run(|| {
             let open = |idx, name: &str| {
-                PacketSocket::open(idx)
+                PacketSocket::open(idx, !netem)
                     .map(Arc::new)
                     .map_err(|e| LabError::io(format!("AF_PACKET socket on {name}"), e))
             };

@@ -216,7 +216,10 @@ mod tests {
             last = at;
             spread = (spread.0.min(at - now), spread.1.max(at - now));
         }
-        assert!(spread.0 >= 5_000_000 && spread.1 <= 15_000_000 + 10_000, "{spread:?}");
+        assert!(
+            spread.0 >= 5_000_000 && spread.1 <= 15_000_000 + 10_000,
+            "{spread:?}"
+        );
     }
 
     #[test]

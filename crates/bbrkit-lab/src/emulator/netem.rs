@@ -32,8 +32,14 @@ pub fn netem_options(params: &LinkParams, limit: u32, seed: u64) -> Vec<u8> {
         out.extend_from_slice(value);
         out.resize(out.len() + ((4 - len % 4) % 4), 0);
     };
-    nla(TCA_NETEM_LATENCY64, &(params.delay.as_nanos() as i64).to_ne_bytes());
-    nla(TCA_NETEM_JITTER64, &(params.jitter.as_nanos() as i64).to_ne_bytes());
+    nla(
+        TCA_NETEM_LATENCY64,
+        &(params.delay.as_nanos() as i64).to_ne_bytes(),
+    );
+    nla(
+        TCA_NETEM_JITTER64,
+        &(params.jitter.as_nanos() as i64).to_ne_bytes(),
+    );
     nla(TCA_NETEM_PRNG_SEED, &seed.to_ne_bytes());
     if let Some(rate) = params.rate_bps {
         let bytes_per_s = rate / 8;
@@ -57,7 +63,7 @@ pub fn kernel_has_netem(topo: &Topology) -> Result<bool> {
     topo.router.run(|| {
         let mut nl = Rtnl::open()?;
         let opts = netem_options(&LinkParams::transparent(), 1000, 0);
-        match nl.add_root_qdisc(topo.router_client_index, "netem", opts) {
+        match nl.root_qdisc(topo.router_client_index, "netem", opts, false) {
             Ok(()) => Ok(true),
             Err(LabError::Netlink { source, .. })
                 if matches!(
@@ -70,4 +76,67 @@ pub fn kernel_has_netem(topo: &Topology) -> Result<bool> {
             Err(e) => Err(e),
         }
     })
+}
+
+/// Configures netem on the router's `veth-rc` for one run: delay, jitter,
+/// loss, and (with a rate) netem's own rate limiter with a queue of
+/// `buffer_bytes / frame` packets; without a rate the queue holds 100 000
+/// packets so the delay line never drops.
+pub fn configure(topo: &Topology, params: &LinkParams, seed: u64) -> Result<()> {
+    let frame = topo.mtu as u64 + 14;
+    let limit = match (params.rate_bps, params.buffer_bytes) {
+        (Some(_), Some(b)) => (b / frame).max(1) as u32,
+        _ => 100_000,
+    };
+    topo.router.run(|| {
+        let mut nl = Rtnl::open()?;
+        nl.root_qdisc(
+            topo.router_client_index,
+            "netem",
+            netem_options(params, limit, seed),
+            true,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn options_layout_matches_tc_netem_qopt() {
+        let p = LinkParams {
+            delay: Duration::from_millis(10),
+            jitter: Duration::ZERO,
+            loss: 0.5,
+            rate_bps: None,
+            buffer_bytes: None,
+        };
+        let o = netem_options(&p, 1000, 9);
+        // 24-byte qopt, then LATENCY64, JITTER64, PRNG_SEED (12 bytes each).
+        assert_eq!(o.len(), 24 + 3 * 12);
+        assert_eq!(u32::from_ne_bytes(o[4..8].try_into().unwrap()), 1000);
+        assert_eq!(
+            u32::from_ne_bytes(o[8..12].try_into().unwrap()),
+            u32::MAX / 2
+        );
+        assert_eq!(u16::from_ne_bytes(o[24..26].try_into().unwrap()), 12);
+        assert_eq!(
+            u16::from_ne_bytes(o[26..28].try_into().unwrap()),
+            TCA_NETEM_LATENCY64
+        );
+        assert_eq!(
+            i64::from_ne_bytes(o[28..36].try_into().unwrap()),
+            10_000_000
+        );
+        let mut r = p;
+        r.rate_bps = Some(8_000_000_000_000);
+        let o = netem_options(&r, 10, 9);
+        assert_eq!(
+            o.len(),
+            24 + 3 * 12 + 20 + 12,
+            "RATE then RATE64 for > 4 GB/s"
+        );
+    }
 }

@@ -111,7 +111,9 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
         if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && s.len() < 16 {
             Ok(s.to_string())
         } else {
-            Err(crate::units::UnitError(format!("invalid algorithm name '{s}'")))
+            Err(crate::units::UnitError(format!(
+                "invalid algorithm name '{s}'"
+            )))
         }
     })?;
     let buffer = match parse_size(&args.buffer)? {
@@ -126,7 +128,11 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
     let conditions = if args.delay.is_none() && args.loss.is_none() && args.rate.is_none() {
         runner::seed_conditions()
             .into_iter()
-            .map(|c| Condition { jitter, buffer, ..c })
+            .map(|c| Condition {
+                jitter,
+                buffer,
+                ..c
+            })
             .collect()
     } else {
         let delays = match &args.delay {
@@ -199,7 +205,10 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let plan = plan(&args)?;
     bbrkit_lab::require_root()?;
     runner::validate(&plan)?;
-    for path in [&args.out, &args.timeseries, &args.plot].into_iter().flatten() {
+    for path in [&args.out, &args.timeseries, &args.plot]
+        .into_iter()
+        .flatten()
+    {
         lab_out::check_writable(path)?;
     }
 

@@ -12,7 +12,11 @@ use bbrkit_lab::runner::LabReport;
 pub fn check_writable(path: &Path) -> anyhow::Result<()> {
     let dir = parent(path);
     if !dir.is_dir() {
-        anyhow::bail!("cannot write {}: no directory {}", path.display(), dir.display());
+        anyhow::bail!(
+            "cannot write {}: no directory {}",
+            path.display(),
+            dir.display()
+        );
     }
     if path.is_dir() {
         anyhow::bail!("cannot write {}: it is a directory", path.display());

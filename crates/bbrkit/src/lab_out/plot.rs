@@ -39,7 +39,8 @@ pub fn render(report: &LabReport) -> anyhow::Result<String> {
     let panels = report.conditions.len().max(1);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 260 * panels as u32)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (900, 260 * panels as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
         let areas = root.split_evenly((panels, 1));
         for (area, cond) in areas.iter().zip(&report.conditions) {
@@ -48,12 +49,7 @@ pub fn render(report: &LabReport) -> anyhow::Result<String> {
                 .iter()
                 .flat_map(|r| r.runs.iter().map(series))
                 .collect();
-            let ymax = all
-                .iter()
-                .flatten()
-                .map(|p| p.1)
-                .fold(1.0f64, f64::max)
-                * 1.1;
+            let ymax = all.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
             let mut chart = ChartBuilder::on(area)
                 .caption(&cond.label, ("sans-serif", 18))
                 .margin(10)

@@ -69,7 +69,11 @@ pub fn table(r: &LabReport) -> String {
                     format!("{}{flag}", short(x.bits_per_second, res.bits_per_second))
                 })
                 .collect();
-            row.push(format!("{} ({})", rate(res.bits_per_second), runs.join(" / ")));
+            row.push(format!(
+                "{} ({})",
+                rate(res.bits_per_second),
+                runs.join(" / ")
+            ));
         }
         if c.results.len() > 1 {
             row.push(match c.ratio {
@@ -85,7 +89,12 @@ pub fn table(r: &LabReport) -> String {
         rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r.get(i).map_or(0, |s| s.chars().count())).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in &rows {
         let cells: Vec<String> = row
