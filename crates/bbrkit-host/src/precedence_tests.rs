@@ -284,3 +284,35 @@ fn overridden_lists_earlier_assignments() {
         assert_eq!(res.overridden[0].value, "fq_codel");
     }
 }
+
+proptest::proptest! {
+    /// Formatting never changes meaning: leading/trailing whitespace, tabs
+    /// around `=`, `/` separators, a `-` prefix and interleaved comments all
+    /// parse to the same key and normalised value.
+    #[test]
+    fn parse_is_insensitive_to_formatting(
+        parts in proptest::collection::vec("[a-z_]{1,8}", 2..5),
+        words in proptest::collection::vec("[0-9a-z]{1,6}", 1..4),
+        lpad in "[ \t]{0,3}",
+        around in "[ \t]{0,3}",
+        sep in "[ \t]{1,3}",
+        dash in proptest::bool::ANY,
+        slash in proptest::bool::ANY,
+        comment in proptest::bool::ANY,
+    ) {
+        let key = parts.join(".");
+        let written_key = if slash { parts.join("/") } else { key.clone() };
+        let value = words.join(&sep);
+        let mut text = String::new();
+        if comment {
+            text.push_str("# a comment\n; another\n\n");
+        }
+        text.push_str(&format!("{lpad}{}{written_key}{around}={around}{value}{lpad}\n", if dash { "-" } else { "" }));
+        let a = parse(&text, "f");
+        proptest::prop_assert_eq!(a.len(), 1);
+        proptest::prop_assert_eq!(&a[0].key, &key);
+        proptest::prop_assert_eq!(&a[0].value, &words.join(" "));
+        proptest::prop_assert_eq!(a[0].ignore_failure, dash);
+        proptest::prop_assert_eq!(a[0].line, if comment { 4 } else { 1 });
+    }
+}
