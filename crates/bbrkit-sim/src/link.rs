@@ -8,18 +8,17 @@ use std::collections::VecDeque;
 use bbrkit_cc::{Duration, Instant};
 
 use crate::histogram::Histogram;
-use crate::packet::DataPacket;
 
 /// Link counters.
 #[derive(Debug, Clone, Default)]
 pub struct LinkStats {
-    /// Packets that finished serialization.
+    /// Packets accepted for serialization.
     pub packets_sent: u64,
-    /// Wire bytes that finished serialization.
+    /// Wire bytes accepted for serialization.
     pub bytes_sent: u64,
     /// Packets dropped because the buffer was full.
     pub drops: u64,
-    /// Total time spent serializing.
+    /// Total serialization time of accepted packets (may run past now).
     pub busy: Duration,
     /// Largest backlog seen, bytes (waiting, excluding the one in service).
     pub max_backlog_bytes: u64,
@@ -28,29 +27,25 @@ pub struct LinkStats {
 }
 
 /// A rate-limited drop-tail link.
+///
+/// Because the queue is FIFO and the rate fixed, a packet's service start
+/// and departure are known when it is enqueued, so the link needs no events
+/// of its own: [`Link::enqueue`] returns the departure time directly and the
+/// backlog is recomputed lazily from the service-start times of waiting packets.
 #[derive(Debug)]
 pub struct Link {
     rate_bps: u64,
     limit_bytes: u64,
-    queue: VecDeque<DataPacket>,
+    /// Service-start time and wire size of packets not yet in service.
+    waiting: VecDeque<(Instant, u32)>,
     backlog_bytes: u64,
-    in_service: Option<DataPacket>,
+    /// When the last accepted packet finishes serialization.
+    busy_until: Instant,
     /// Fractional nanoseconds (×rate) carried between back-to-back packets
     /// so the long-run rate is exact.
     carry: u64,
     /// Counters.
     pub stats: LinkStats,
-}
-
-/// What happened to a packet offered to the link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Enqueued {
-    /// The link was idle: serialization started; schedule completion at this time.
-    Started(Instant),
-    /// Queued behind others.
-    Queued,
-    /// Dropped: the buffer was full.
-    Dropped,
 }
 
 impl Link {
@@ -61,9 +56,9 @@ impl Link {
         Link {
             rate_bps,
             limit_bytes,
-            queue: VecDeque::new(),
+            waiting: VecDeque::new(),
             backlog_bytes: 0,
-            in_service: None,
+            busy_until: Instant::ZERO,
             carry: 0,
             stats: LinkStats::default(),
         }
@@ -74,9 +69,25 @@ impl Link {
         self.rate_bps
     }
 
-    /// Bytes waiting (not counting the packet being serialized).
-    pub fn backlog_bytes(&self) -> u64 {
+    /// Bytes waiting at `now` (not counting the packet being serialized).
+    pub fn backlog_bytes(&mut self, now: Instant) -> u64 {
+        self.advance(now);
         self.backlog_bytes
+    }
+
+    /// Time the link spent (or is committed to spend) serializing, up to `now`.
+    pub fn busy_until_now(&self, now: Instant) -> Duration {
+        self.stats.busy.saturating_sub(self.busy_until - now)
+    }
+
+    fn advance(&mut self, now: Instant) {
+        while let Some(&(start, len)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.backlog_bytes -= u64::from(len);
+            self.waiting.pop_front();
+        }
     }
 
     /// How long serializing `bytes` takes, carrying sub-ns remainders.
@@ -87,51 +98,32 @@ impl Link {
         Duration::from_nanos((num / rate) as u64)
     }
 
-    /// Offers a packet at `now`.
-    pub fn enqueue(&mut self, now: Instant, mut p: DataPacket) -> Enqueued {
-        p.enqueued = now;
-        if self.in_service.is_none() {
-            self.carry = 0;
-            let d = self.serialization(p.wire_len());
-            self.stats.busy += d;
-            self.stats.sojourn.record(0);
-            self.in_service = Some(p);
-            return Enqueued::Started(now + d);
-        }
-        let len = u64::from(p.wire_len());
-        if self.backlog_bytes + len > self.limit_bytes && !self.queue.is_empty() {
+    /// Offers a packet of `wire_len` bytes at `now`: `Some(departure time)`
+    /// (end of its serialization), or `None` if the full buffer dropped it.
+    pub fn enqueue(&mut self, now: Instant, wire_len: u32) -> Option<Instant> {
+        self.advance(now);
+        let len = u64::from(wire_len);
+        let busy = self.busy_until > now;
+        if busy && self.backlog_bytes + len > self.limit_bytes && !self.waiting.is_empty() {
             self.stats.drops += 1;
-            return Enqueued::Dropped;
+            return None;
         }
-        self.backlog_bytes += len;
-        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(self.backlog_bytes);
-        self.queue.push_back(p);
-        Enqueued::Queued
-    }
-
-    /// Serialization of the packet in service ended at `now`: returns it, and
-    /// when the next one (if any) will finish.
-    pub fn complete(&mut self, now: Instant) -> (DataPacket, Option<Instant>) {
-        let done = self
-            .in_service
-            .take()
-            .expect("complete() with nothing in service");
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += u64::from(done.wire_len());
-        let next = self.queue.pop_front().map(|p| {
-            self.backlog_bytes -= u64::from(p.wire_len());
-            self.stats
-                .sojourn
-                .record((now - p.enqueued).as_nanos() as u64);
-            let d = self.serialization(p.wire_len());
-            self.stats.busy += d;
-            self.in_service = Some(p);
-            now + d
-        });
-        if next.is_none() {
+        if !busy {
             self.carry = 0;
         }
-        (done, next)
+        let start = self.busy_until.max(now);
+        let d = self.serialization(wire_len);
+        self.busy_until = start + d;
+        self.stats.busy += d;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len;
+        self.stats.sojourn.record((start - now).as_nanos() as u64);
+        if busy {
+            self.waiting.push_back((start, wire_len));
+            self.backlog_bytes += len;
+            self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(self.backlog_bytes);
+        }
+        Some(self.busy_until)
     }
 }
 
@@ -139,72 +131,52 @@ impl Link {
 mod tests {
     use super::*;
 
-    fn pkt(seg: u64) -> DataPacket {
-        DataPacket {
-            flow: 0,
-            seg,
-            len: 1448,
-            enqueued: Instant::ZERO,
-        }
-    }
-
-    /// Drains the link from `t`, returning completion times.
-    fn drain(l: &mut Link, mut next: Option<Instant>) -> Vec<Instant> {
-        let mut out = vec![];
-        while let Some(t) = next {
-            out.push(t);
-            next = l.complete(t).1;
-        }
-        out
-    }
-
     #[test]
     fn serializes_at_exact_rate() {
         // 1500 B at 100 Mbit/s = 120 us.
         let mut l = Link::new(100_000_000, 1_000_000);
-        let first = match l.enqueue(Instant::ZERO, pkt(0)) {
-            Enqueued::Started(t) => t,
-            e => panic!("{e:?}"),
-        };
-        for s in 1..100 {
-            assert_eq!(l.enqueue(Instant::ZERO, pkt(s)), Enqueued::Queued);
-        }
-        let times = drain(&mut l, Some(first));
-        assert_eq!(times.len(), 100);
+        let times: Vec<_> = (0..100)
+            .map(|_| l.enqueue(Instant::ZERO, 1500).unwrap())
+            .collect();
         assert_eq!(times[0], Instant::from_micros(120));
         assert_eq!(times[99], Instant::from_micros(12_000));
         assert_eq!(l.stats.bytes_sent, 150_000);
         assert_eq!(l.stats.busy, Duration::from_micros(12_000));
+        // Backlog drains as service starts.
+        assert_eq!(l.backlog_bytes(Instant::ZERO), 99 * 1500);
+        assert_eq!(l.backlog_bytes(Instant::from_micros(120)), 98 * 1500);
+        assert_eq!(l.backlog_bytes(Instant::from_micros(11_880)), 0);
+        // Idle link: a new packet starts at once.
+        let t = Instant::from_micros(20_000);
+        assert_eq!(l.enqueue(t, 1500), Some(Instant::from_micros(20_120)));
+        assert_eq!(
+            l.busy_until_now(Instant::from_micros(20_060)),
+            Duration::from_micros(12_060)
+        );
     }
 
     #[test]
     fn odd_rates_keep_long_run_exact() {
         // 7 Mbit/s: 1500 B = 1714.2857 us; 700 packets = exactly 1.2 s.
         let mut l = Link::new(7_000_000, u64::MAX);
-        let first = match l.enqueue(Instant::ZERO, pkt(0)) {
-            Enqueued::Started(t) => t,
-            e => panic!("{e:?}"),
-        };
-        for s in 1..700 {
-            l.enqueue(Instant::ZERO, pkt(s));
-        }
-        let times = drain(&mut l, Some(first));
-        assert_eq!(*times.last().unwrap(), Instant::from_micros(1_200_000));
+        let last = (0..700)
+            .map(|_| l.enqueue(Instant::ZERO, 1500).unwrap())
+            .last();
+        assert_eq!(last, Some(Instant::from_micros(1_200_000)));
     }
 
     #[test]
     fn drop_tail_respects_byte_limit() {
-        // Room for 10 waiting packets of 1500 B.
+        // Room for 10 waiting packets of 1500 B (one more is in service).
         let mut l = Link::new(1_000_000, 15_000);
-        let mut outcomes = vec![];
-        for s in 0..20 {
-            outcomes.push(l.enqueue(Instant::ZERO, pkt(s)));
-        }
-        assert!(matches!(outcomes[0], Enqueued::Started(_)));
-        assert!(outcomes[1..11].iter().all(|o| *o == Enqueued::Queued));
-        assert!(outcomes[11..].iter().all(|o| *o == Enqueued::Dropped));
+        let outcomes: Vec<_> = (0..20).map(|_| l.enqueue(Instant::ZERO, 1500)).collect();
+        assert!(outcomes[..11].iter().all(Option::is_some));
+        assert!(outcomes[11..].iter().all(Option::is_none));
         assert_eq!(l.stats.drops, 9);
-        assert_eq!(l.backlog_bytes(), 15_000);
+        assert_eq!(l.backlog_bytes(Instant::ZERO), 15_000);
         assert_eq!(l.stats.max_backlog_bytes, 15_000);
+        // Once one packet's service starts, one more fits.
+        assert!(l.enqueue(Instant::from_micros(12_000), 1500).is_some());
+        assert!(l.enqueue(Instant::from_micros(12_000), 1500).is_none());
     }
 }

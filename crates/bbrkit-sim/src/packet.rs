@@ -21,7 +21,7 @@ pub struct DataPacket {
     pub seg: u64,
     /// Payload bytes.
     pub len: u32,
-    /// When it entered the bottleneck queue (for sojourn time).
+    /// When the sender transmitted it.
     pub enqueued: Instant,
 }
 

@@ -18,7 +18,7 @@ use bbrkit_cc::{CaState, Duration, Instant, SeededRng};
 use crate::config::{ConfigError, SimConfig};
 use crate::delay::DelayLine;
 use crate::engine::{EventQueue, Timer};
-use crate::link::{Enqueued, Link};
+use crate::link::Link;
 use crate::loss::{Dropper, LossModel};
 use crate::packet::{AckPacket, DataPacket};
 use crate::receiver::Receiver;
@@ -28,7 +28,6 @@ use crate::sender::{Sender, SenderConfig, seg_len};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
     Start(u32),
-    LinkDone,
     FwdArrive(u32),
     AckArrive(u32),
     Rto(u32),
@@ -173,12 +172,12 @@ impl Simulation {
     }
 
     /// Packets held anywhere: queue, wires, scoreboards.
-    pub fn packets_held(&self) -> usize {
+    pub fn packets_held(&mut self) -> usize {
         self.flows
             .iter()
             .map(|f| f.fwd.len() + f.rev.len() + f.sender.scoreboard_len())
             .sum::<usize>()
-            + (self.link.backlog_bytes() / 1500) as usize
+            + (self.link.backlog_bytes(self.q.now()) / 1500) as usize
     }
 
     /// Runs until the end time (or until every finite flow has finished).
@@ -212,22 +211,6 @@ impl Simulation {
                 fl.started = true;
                 fl.sender.start(now, &mut self.out);
                 self.after_sender(now, f);
-            }
-            Ev::LinkDone => {
-                let (p, next) = self.link.complete(now);
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::LinkDone);
-                }
-                let fl = &mut self.flows[p.flow as usize];
-                let forced = !self.forced_drops.is_empty() && {
-                    let hit = self.forced_drops.iter().position(|&d| d == (p.flow, p.seg));
-                    hit.map(|i| self.forced_drops.swap_remove(i)).is_some()
-                };
-                if self.data_loss.drop_next() || forced {
-                    fl.random_drops += 1;
-                } else if let Some(t) = fl.fwd.push(now, p) {
-                    self.q.schedule(t, Ev::FwdArrive(p.flow));
-                }
             }
             Ev::FwdArrive(f) => {
                 let fl = &mut self.flows[f as usize];
@@ -316,10 +299,21 @@ impl Simulation {
     /// Puts the sender's packets on the link and mirrors its timers.
     fn after_sender(&mut self, now: Instant, f: u32) {
         for p in self.out.drain(..) {
-            match self.link.enqueue(now, p) {
-                Enqueued::Started(t) => self.q.schedule(t, Ev::LinkDone),
-                Enqueued::Queued => {}
-                Enqueued::Dropped => self.flows[p.flow as usize].queue_drops += 1,
+            let fl = &mut self.flows[p.flow as usize];
+            // The link is FIFO at a fixed rate: the departure time is known
+            // now, and loss after the link is drawn in departure order.
+            let Some(departure) = self.link.enqueue(now, p.wire_len()) else {
+                fl.queue_drops += 1;
+                continue;
+            };
+            let forced = !self.forced_drops.is_empty() && {
+                let hit = self.forced_drops.iter().position(|&d| d == (p.flow, p.seg));
+                hit.map(|i| self.forced_drops.swap_remove(i)).is_some()
+            };
+            if self.data_loss.drop_next() || forced {
+                fl.random_drops += 1;
+            } else if let Some(t) = fl.fwd.push(departure, p) {
+                self.q.schedule(t, Ev::FwdArrive(p.flow));
             }
         }
         let fl = &mut self.flows[f as usize];
@@ -341,7 +335,7 @@ impl Simulation {
 
     fn sample(&mut self, now: Instant, trace: &mut dyn FnMut(&TraceRow)) {
         let iv = self.cfg.sample_interval.unwrap_or(Duration::from_secs(1));
-        let queue_bytes = self.link.backlog_bytes();
+        let queue_bytes = self.link.backlog_bytes(now);
         for (i, fl) in self.flows.iter_mut().enumerate() {
             if !fl.started {
                 continue;
@@ -434,7 +428,7 @@ impl Simulation {
             bits_per_second: self.cfg.path.rate_bps,
             buffer_bytes: self.cfg.path.buffer_bytes(self.cfg.mss),
             utilization: if run_s > 0.0 {
-                (ls.bytes_sent as f64 * 8.0 / self.cfg.path.rate_bps as f64 / run_s).min(1.0)
+                (self.link.busy_until_now(now).as_secs_f64() / run_s).min(1.0)
             } else {
                 0.0
             },
