@@ -49,6 +49,31 @@ fn act(what: &str, action: &str, detail: impl Into<String>) -> Action {
     }
 }
 
+/// What rollback does with one recorded interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Already as before, or no longer a kernel default (left alone).
+    Unchanged,
+    /// Re-create the root: the restored default gives back the old kind.
+    Recreate,
+    /// The old kind came from an even older default: the kernel cannot
+    /// re-attach it, so the interface stays as it is (reported).
+    Kept,
+}
+
+/// Decides what to do with an interface whose root was `before` when
+/// `enable` ran, is `now` (class `class`) today, once the default qdisc is
+/// `default_after`.
+pub fn interface_step(now: &str, class: Class, before: &str, default_after: Option<&str>) -> Step {
+    if now == before || !matches!(class, Class::KernelDefault | Class::Multiqueue) {
+        Step::Unchanged
+    } else if default_after == Some(before) {
+        Step::Recreate
+    } else {
+        Step::Kept
+    }
+}
+
 /// Restores the before-image. `no_apply` restores files only.
 pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport, HostError> {
     let mut report = RollbackReport {
@@ -175,7 +200,13 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
 
     if !image.interfaces.is_empty() {
         let list = qdisc::list().unwrap_or_default();
-        let default_now = sysctl::read(KEY_QDISC).ok().flatten();
+        // The default once this rollback is done (dry runs included).
+        let default_after = image
+            .runtime
+            .iter()
+            .find(|r| r.key == KEY_QDISC)
+            .and_then(|r| r.prior.clone())
+            .or_else(|| sysctl::read(KEY_QDISC).ok().flatten());
         for ii in &image.interfaces {
             let before = ii.leaves.first().unwrap_or(&ii.root).clone();
             let Some(cur) = list.iter().find(|i| i.name == ii.name) else {
@@ -184,29 +215,31 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
                     .push(act(&ii.name, "skipped", "interface no longer exists"));
                 continue;
             };
-            if cur.effective() == before
-                || !matches!(cur.class, Class::KernelDefault | Class::Multiqueue)
-            {
-                report.interfaces.push(act(
+            match interface_step(cur.effective(), cur.class, &before, default_after.as_deref()) {
+                Step::Unchanged => report.interfaces.push(act(
                     &ii.name,
                     "unchanged",
                     format!("root qdisc {}", cur.describe()),
-                ));
-            } else if dry_run || no_apply {
-                report.interfaces.push(act(
+                )),
+                Step::Kept => report.interfaces.push(act(
+                    &ii.name,
+                    "kept",
+                    format!(
+                        "was {before}, attached under an older default; the kernel re-attaches only the current default {}, so it stays {}",
+                        default_after.clone().unwrap_or_default(),
+                        cur.effective()
+                    ),
+                )),
+                Step::Recreate if dry_run || no_apply => report.interfaces.push(act(
                     &ii.name,
                     "would_restore",
                     format!("re-create root: {} -> {before}", cur.effective()),
-                ));
-            } else {
-                match qdisc::recreate_root(cur.ifindex) {
+                )),
+                Step::Recreate => match qdisc::recreate_root(cur.ifindex) {
                     Ok(()) => report.interfaces.push(act(
                         &ii.name,
                         "restored",
-                        format!(
-                            "root re-created from default_qdisc {}",
-                            default_now.clone().unwrap_or_default()
-                        ),
+                        format!("root re-created from default_qdisc {before}"),
                     )),
                     Err(e) => {
                         report.problem = true;
@@ -214,7 +247,7 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
                             .interfaces
                             .push(act(&ii.name, "failed", e.to_string()));
                     }
-                }
+                },
             }
         }
     }
@@ -228,4 +261,31 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interface_steps() {
+        let kd = Class::KernelDefault;
+        assert_eq!(interface_step("fq", kd, "fq", Some("fq")), Step::Unchanged);
+        assert_eq!(
+            interface_step("fq", kd, "pfifo_fast", Some("pfifo_fast")),
+            Step::Recreate
+        );
+        assert_eq!(
+            interface_step("fq", Class::Multiqueue, "fq_codel", Some("fq_codel")),
+            Step::Recreate
+        );
+        assert_eq!(
+            interface_step("htb", Class::Deliberate, "pfifo_fast", Some("pfifo_fast")),
+            Step::Unchanged
+        );
+        assert_eq!(
+            interface_step("fq", kd, "pfifo_fast", Some("fq")),
+            Step::Kept
+        );
+    }
 }

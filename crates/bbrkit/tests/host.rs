@@ -357,6 +357,11 @@ fn verify_names_sockets_created_before_the_switch() {
             stdout(&out)
         );
 
+        // shutdown(), not just drop(): a child forked by a parallel test
+        // may briefly hold copies of these descriptors.
+        for x in [&c, &s] {
+            x.shutdown(std::net::Shutdown::Both).unwrap();
+        }
         drop((c, s));
         let c2 = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let (s2, _) = l.accept().unwrap();

@@ -5,15 +5,14 @@ use crate::qdisc::{Class, InterfaceQdisc};
 
 use super::InterfaceAction;
 
-/// True when `i`'s root qdisc was attached by the kernel from the old
-/// default (directly, or as mq's leaves) and the default changes: the
-/// interfaces `enable` re-creates. Deliberate, noqueue and inactive roots
-/// never qualify.
-pub fn needs_recreate(i: &InterfaceQdisc, old: Option<&str>, new: Option<&str>) -> bool {
+/// True when `i`'s root qdisc was attached by the kernel (directly, or as
+/// mq's leaves) from a default other than `target`: created before the
+/// default changed (by this run or earlier). These are the interfaces
+/// `enable` re-creates once `target` is in effect. Deliberate, noqueue and
+/// inactive roots never qualify.
+pub fn needs_recreate(i: &InterfaceQdisc, target: Option<&str>) -> bool {
     matches!(i.class, Class::KernelDefault | Class::Multiqueue)
-        && old == Some(i.effective())
-        && new.is_some()
-        && new != old
+        && target.is_some_and(|t| t != i.effective())
 }
 
 pub(super) fn describe_interfaces(

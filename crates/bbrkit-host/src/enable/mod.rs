@@ -237,15 +237,17 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
     let conflict = boot.iter().any(|b| !b.ok);
     let blocked = conflict && !opts.force;
 
-    // Interfaces: only those the kernel attached from the old default.
-    let old_default = facts.default_qdisc.clone();
+    // Interfaces the kernel attached from another default than the target.
     let new_default = settings
         .iter()
         .find(|s| s.key == KEY_QDISC && s.host_only.is_none())
         .map(|s| s.value.clone());
+    let kernel_has_target = new_default
+        .as_deref()
+        .is_some_and(|k| fq(k) != kernel::Provision::Absent);
     let ifaces: Vec<InterfaceQdisc> = qdisc::list().unwrap_or_default();
     let candidate =
-        |i: &InterfaceQdisc| needs_recreate(i, old_default.as_deref(), new_default.as_deref());
+        |i: &InterfaceQdisc| kernel_has_target && needs_recreate(i, new_default.as_deref());
 
     let mut keys_out: Vec<KeyResult> = settings
         .iter()
@@ -303,7 +305,8 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
         .filter(|&i| keys_out[i].runtime == RuntimeStatus::WouldSet)
         .collect();
     let recreate: Vec<&InterfaceQdisc> = ifaces.iter().filter(|i| candidate(i)).collect();
-    report.changed = file_changed || !to_write.is_empty() || (!recreate.is_empty() && apply);
+    report.changed =
+        file_changed || !to_write.is_empty() || (!recreate.is_empty() && !opts.no_apply);
 
     if blocked || opts.dry_run || !report.changed {
         if blocked {
@@ -370,7 +373,6 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
     crash_point("file-written");
 
     // 3. Runtime values, read back.
-    let mut qdisc_changed = false;
     for &i in &to_write {
         let k = &mut keys_out[i];
         if !apply {
@@ -384,7 +386,6 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
                     k.before.as_deref().unwrap_or("(absent)"),
                     k.value
                 );
-                qdisc_changed |= k.key == KEY_QDISC;
             }
             Err(WriteError::ValueUnknown) if k.key == KEY_QDISC => {
                 k.runtime = RuntimeStatus::NoKernelSupport;
@@ -418,7 +419,8 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
     crash_point("runtime-applied");
 
     // 4. Interfaces still on the old default.
-    let recreated_ok = |i: &InterfaceQdisc| qdisc_changed && candidate(i);
+    let in_effect = new_default.is_some() && sysctl::read(KEY_QDISC).ok().flatten() == new_default;
+    let recreated_ok = |i: &InterfaceQdisc| in_effect && needs_recreate(i, new_default.as_deref());
     report.interfaces =
         describe_interfaces(&ifaces, &recreated_ok, "recreated", new_default.as_deref());
     for a in &mut report.interfaces {
@@ -445,8 +447,11 @@ pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
                     report.problem = true;
                 }
             }
-        } else if a.action == "unchanged_default" && !qdisc_changed && new_default.is_some() {
-            a.detail = "default qdisc unchanged, nothing to re-create".into();
+        } else if a.action == "unchanged_default" && !in_effect && new_default.is_some() {
+            a.detail = format!(
+                "default qdisc is not {}: nothing to re-create",
+                new_default.as_deref().unwrap_or("")
+            );
         }
     }
     crash_point("qdisc-recreated");

@@ -36,21 +36,23 @@ fn only_kernel_defaults_on_the_old_default_are_recreated() {
     ];
     let picked: Vec<&str> = list
         .iter()
-        .filter(|i| needs_recreate(i, Some("pfifo_fast"), Some("fq")))
+        .filter(|i| needs_recreate(i, Some("fq")))
         .map(|i| i.name.as_str())
         .collect();
     assert_eq!(picked, ["eth0", "eth1"]);
-    assert!(
-        list.iter()
-            .all(|i| !needs_recreate(i, Some("pfifo_fast"), None))
-    );
-    assert!(
-        list.iter()
-            .all(|i| !needs_recreate(i, Some("fq"), Some("fq")))
-    );
+    // No target (keep, or fq absent): nothing is re-created.
+    assert!(list.iter().all(|i| !needs_recreate(i, None)));
+    // Target pfifo_fast: only the kernel-default fq root (eth5) is stale;
+    // an explicitly attached fq (eth4) is deliberate and stays.
+    let picked: Vec<&str> = list
+        .iter()
+        .filter(|i| needs_recreate(i, Some("pfifo_fast")))
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(picked, ["eth5"]);
     let d = describe_interfaces(
         &list,
-        &|i| needs_recreate(i, Some("pfifo_fast"), Some("fq")),
+        &|i| needs_recreate(i, Some("fq")),
         "recreated",
         Some("fq"),
     );
