@@ -110,6 +110,8 @@ mod tests;
 pub use params::Bbr3Params;
 pub use state::State;
 
+use std::cell::Cell;
+
 use crate::controller::{CongestionControl, Status};
 use crate::random::Random;
 use crate::rate::RateSample;
@@ -278,6 +280,9 @@ pub struct Bbr3 {
     /// `tp->delivered_ce` at the last alpha update.
     alpha_last_delivered_ce: u64,
 
+    /// Memo of `tso_segs_goal` keyed by (pacing_rate, min_rtt_us, mss,
+    /// pacing_shift) (not in Linux; a pure cache).
+    tso_goal_memo: Cell<Option<((u64, u32, u32, u8), u32)>>,
     /// State changes taken during the most recent call (not in Linux).
     steps: [(State, State); 8],
     n_steps: usize,
@@ -372,6 +377,7 @@ impl Bbr3 {
             loss_events_in_round: 0,
             alpha_last_delivered: 0,
             alpha_last_delivered_ce: 0,
+            tso_goal_memo: Cell::new(None),
             steps: [(State::Startup, State::Startup); 8],
             n_steps: 0,
             params,

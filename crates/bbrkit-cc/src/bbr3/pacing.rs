@@ -81,8 +81,9 @@ impl Bbr3 {
                 bytes += GSO_LEGACY_MAX_SIZE >> r;
             }
         }
-        bytes = bytes.min(gso_max_size - 1 - MAX_TCP_HEADER);
-        ((bytes / u64::from(mss.max(1))) as u32).max(TCP_MIN_TSO_SEGS)
+        // ≤ 64 KB now, so a 32-bit division does.
+        let bytes = bytes.min(gso_max_size - 1 - MAX_TCP_HEADER) as u32;
+        (bytes / mss.max(1)).max(TCP_MIN_TSO_SEGS)
     }
 
     /// `bbr_tso_segs` (`ops->tso_segs`): the send quantum, in packets.
@@ -92,8 +93,18 @@ impl Bbr3 {
     }
 
     /// `bbr_tso_segs_goal`: like `tso_segs` with the legacy 64 KB GSO cap.
+    /// Memoized on its inputs: one ACK evaluates it up to four times
+    /// (`bbr_quantization_budget` via every `bbr_inflight`), usually unchanged.
     pub(super) fn tso_segs_goal(&self, tcp: &Tcp) -> u32 {
-        self.tso_segs_generic(tcp, tcp.mss, GSO_LEGACY_MAX_SIZE)
+        let key = (tcp.pacing_rate, self.min_rtt_us, tcp.mss, tcp.pacing_shift);
+        if let Some((k, v)) = self.tso_goal_memo.get()
+            && k == key
+        {
+            return v;
+        }
+        let v = self.tso_segs_generic(tcp, tcp.mss, GSO_LEGACY_MAX_SIZE);
+        self.tso_goal_memo.set(Some((key, v)));
+        v
     }
 
     /// `bbr_packets_in_net_at_edt`: packets in the network when the next

@@ -71,9 +71,15 @@ pub(super) fn calculate_bw_sample(rs: &Sample) -> u32 {
     if rs.interval_us <= 0 || rs.delivered < 0 {
         return 0;
     }
-    let num = u128::from(rs.delivered as u64) * u128::from(BW_UNIT);
-    let den = rs.interval_us as u128;
-    num.div_ceil(den).min(u128::from(u32::MAX)) as u32
+    let den = rs.interval_us as u64;
+    // u64 like the kernel's DIV_ROUND_UP_ULL (a u128 division is a slow
+    // libcall); u128 only if delivered · 2^24 would overflow.
+    match (rs.delivered as u64).checked_mul(BW_UNIT) {
+        Some(num) => num.div_ceil(den).min(u64::from(u32::MAX)) as u32,
+        None => (u128::from(rs.delivered as u64) * u128::from(BW_UNIT))
+            .div_ceil(u128::from(den))
+            .min(u128::from(u32::MAX)) as u32,
+    }
 }
 
 /// Clamps a packet count to the kernel's `u32`.

@@ -335,3 +335,120 @@ fn v2_runs_the_same_cycle_with_v2alpha_gains() {
     assert_eq!(log.down_gain, Some(192), "v2 DOWN pacing gain 0.75");
     assert!(!entries(&log, State::ProbeBwUp).is_empty());
 }
+
+/// Per-run figures for the report (printed with `--nocapture`).
+#[derive(Debug, Default)]
+struct Figures {
+    utilisation: f64,
+    loss_rate: f64,
+    mean_rtt_ms: f64,
+    /// Share of time in (STARTUP+DRAIN, DOWN, CRUISE, REFILL, UP, PROBE_RTT).
+    share: [f64; 6],
+}
+
+fn measure(cfg: PathConfig, params: Bbr3Params, secs: u64, loss: Option<LossHook>) -> Figures {
+    #[derive(Default)]
+    struct Acc {
+        last: Option<(Instant, State)>,
+        time: [u128; 6],
+        rtt_sum: u128,
+        rtt_n: u64,
+    }
+    let acc = Rc::new(RefCell::new(Acc::default()));
+    let a = acc.clone();
+    let mut d = Driver::new(cfg.clone(), move |tcp| {
+        Bbr3::new(tcp, Box::new(SeededRng::new(9, 3)), params)
+    });
+    if let Some(h) = loss {
+        d = d.with_loss(h);
+    }
+    let mut d = d.with_observer(move |v| {
+        let mut a = a.borrow_mut();
+        let slot = |s: State| match s {
+            State::Startup | State::Drain => 0,
+            State::ProbeBwDown => 1,
+            State::ProbeBwCruise => 2,
+            State::ProbeBwRefill => 3,
+            State::ProbeBwUp => 4,
+            State::ProbeRtt => 5,
+        };
+        if let Some((t, s)) = a.last {
+            a.time[slot(s)] += (v.now - t).as_nanos();
+        }
+        a.last = Some((v.now, v.cc.state()));
+        if let Some(r) = v.rs.rtt {
+            a.rtt_sum += r.as_nanos();
+            a.rtt_n += 1;
+        }
+    });
+    d.run_for(Duration::from_secs(secs));
+    let a = acc.borrow();
+    let total: u128 = a.time.iter().sum::<u128>().max(1);
+    let capacity = secs as f64 * cfg.rate_bps as f64 / (8.0 * f64::from(cfg.mss));
+    let mut share = [0.0; 6];
+    for (s, t) in share.iter_mut().zip(a.time) {
+        *s = t as f64 / total as f64;
+    }
+    Figures {
+        utilisation: d.sender.tcp.delivered as f64 / capacity,
+        loss_rate: d.sender.tcp.lost as f64 / d.sender.stats().sent.max(1) as f64,
+        mean_rtt_ms: a.rtt_sum as f64 / a.rtt_n.max(1) as f64 / 1e6,
+        share,
+    }
+}
+
+#[test]
+fn v2_and_v3_figures_on_four_paths() {
+    let base = PathConfig {
+        record_trace: false,
+        ..PathConfig::default()
+    };
+    let paths: [(&str, PathConfig, Option<f64>); 4] = [
+        ("10M/40ms q=100 (3 BDP)", base.clone(), None),
+        (
+            "10M/40ms q=10 (0.3 BDP)",
+            PathConfig {
+                queue_limit: 10,
+                ..base.clone()
+            },
+            None,
+        ),
+        (
+            "100M/20ms q=167 (1 BDP)",
+            PathConfig {
+                rate_bps: 100_000_000,
+                base_rtt: Duration::from_millis(20),
+                queue_limit: 167,
+                ..base.clone()
+            },
+            None,
+        ),
+        ("10M/40ms q=100 1% loss", base.clone(), Some(0.01)),
+    ];
+    println!(
+        "| path | alg | utilisation | loss | mean RTT ms | startup+drain / down / cruise / refill / up / probe_rtt time |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (name, cfg, p) in paths {
+        for params in [Bbr3Params::v2(), Bbr3Params::v3()] {
+            let v = params.version;
+            let f = measure(cfg.clone(), params, 20, p.map(|p| random_loss(p, 0xB3)));
+            let s = f.share.map(|x| format!("{:.0}%", x * 100.0)).join(" / ");
+            println!(
+                "| {name} | bbr{v} | {:.3} | {:.4} | {:.1} | {s} |",
+                f.utilisation, f.loss_rate, f.mean_rtt_ms
+            );
+            assert!(f.utilisation > 0.75, "{name} bbr{v}: {f:?}");
+            if p.is_none() {
+                assert!(f.loss_rate < 0.03, "{name} bbr{v}: {f:?}");
+            }
+            // Most of the time is spent in PROBE_BW (mostly CRUISE), and
+            // PROBE_RTT costs about 200 ms per 5 s.
+            assert!(
+                f.share[1] + f.share[2] + f.share[3] + f.share[4] > 0.8,
+                "{name} bbr{v}: {f:?}"
+            );
+            assert!(f.share[5] < 0.1, "{name} bbr{v}: {f:?}");
+        }
+    }
+}
