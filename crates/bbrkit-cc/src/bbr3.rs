@@ -148,6 +148,9 @@ enum AckPhase {
     ProbeStopping,
 }
 
+/// Inputs of `bbr_tso_segs_goal`: (pacing_rate, min_rtt_us, mss, pacing_shift).
+type TsoGoalKey = (u64, u32, u32, u8);
+
 /// Per-ACK scratch (`struct bbr_context`).
 #[derive(Debug, Clone, Copy, Default)]
 struct Ctx {
@@ -240,7 +243,7 @@ pub struct Bbr3 {
     bw_latest: u32,
     /// Short-term lower bound on the sending rate.
     bw_lo: u32,
-    /// Max bw sample of the previous [0] and current [1] ProbeBW cycle.
+    /// Max bw sample of the previous (`[0]`) and current (`[1]`) ProbeBW cycle.
     bw_hi: [u32; 2],
     /// Max delivered data in the last round trip.
     inflight_latest: u32,
@@ -282,7 +285,7 @@ pub struct Bbr3 {
 
     /// Memo of `tso_segs_goal` keyed by (pacing_rate, min_rtt_us, mss,
     /// pacing_shift) (not in Linux; a pure cache).
-    tso_goal_memo: Cell<Option<((u64, u32, u32, u8), u32)>>,
+    tso_goal_memo: Cell<Option<(TsoGoalKey, u32)>>,
     /// State changes taken during the most recent call (not in Linux).
     steps: [(State, State); 8],
     n_steps: usize,
@@ -390,56 +393,6 @@ impl Bbr3 {
     /// The parameters in use.
     pub fn params(&self) -> &Bbr3Params {
         &self.params
-    }
-
-    /// The current state (mode, and ProbeBW phase).
-    pub fn state(&self) -> State {
-        match self.mode {
-            Mode::Startup => State::Startup,
-            Mode::Drain => State::Drain,
-            Mode::ProbeRtt => State::ProbeRtt,
-            Mode::ProbeBw => match self.cycle_idx {
-                phase::UP => State::ProbeBwUp,
-                phase::DOWN => State::ProbeBwDown,
-                phase::CRUISE => State::ProbeBwCruise,
-                _ => State::ProbeBwRefill,
-            },
-        }
-    }
-
-    /// The state changes (from, to) taken during the most recent call into
-    /// the controller, in order; a call can take several steps, each one a
-    /// [`State::is_legal_step`].
-    pub fn last_transitions(&self) -> &[(State, State)] {
-        &self.steps[..self.n_steps]
-    }
-
-    /// Moves to `to` (mode and ProbeBW phase together), recording the step.
-    fn transition_to(&mut self, to: State) {
-        let from = self.state();
-        debug_assert!(
-            from.is_legal_step(to),
-            "illegal BBR state step {from:?} -> {to:?}"
-        );
-        let (mode, idx) = match to {
-            State::Startup => (Mode::Startup, self.cycle_idx),
-            State::Drain => (Mode::Drain, self.cycle_idx),
-            State::ProbeRtt => (Mode::ProbeRtt, self.cycle_idx),
-            State::ProbeBwUp => (Mode::ProbeBw, phase::UP),
-            State::ProbeBwDown => (Mode::ProbeBw, phase::DOWN),
-            State::ProbeBwCruise => (Mode::ProbeBw, phase::CRUISE),
-            State::ProbeBwRefill => (Mode::ProbeBw, phase::REFILL),
-        };
-        self.mode = mode;
-        if mode == Mode::ProbeBw {
-            // bbr_set_cycle_idx: a new phase needs new cwnd and pacing rate.
-            self.cycle_idx = idx;
-            self.try_fast_path = false;
-        }
-        if self.n_steps < self.steps.len() {
-            self.steps[self.n_steps] = (from, to);
-            self.n_steps += 1;
-        }
     }
 
     /// `bbr_update_model`.

@@ -2,7 +2,11 @@
 //! `tcp_bbr_info.bbr_phase` reports it) and its legal transitions.
 //!
 //! Owns the transition table that the controller debug-asserts and that
-//! property tests check. Must never change controller state.
+//! property tests check, and `Bbr3::transition_to`, the only place mode and
+//! ProbeBW phase change. Must never decide *when* to transition.
+
+use super::params::phase;
+use super::{Bbr3, Mode};
 
 /// BBR state as reported by `tcp_bbr_info` (`enum tcp_bbr_phase`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -110,6 +114,58 @@ impl State {
             State::ProbeBwRefill => "probe_bw_refill",
             State::ProbeBwUp => "probe_bw_up",
             State::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+impl Bbr3 {
+    /// The current state (mode, and ProbeBW phase).
+    pub fn state(&self) -> State {
+        match self.mode {
+            Mode::Startup => State::Startup,
+            Mode::Drain => State::Drain,
+            Mode::ProbeRtt => State::ProbeRtt,
+            Mode::ProbeBw => match self.cycle_idx {
+                phase::UP => State::ProbeBwUp,
+                phase::DOWN => State::ProbeBwDown,
+                phase::CRUISE => State::ProbeBwCruise,
+                _ => State::ProbeBwRefill,
+            },
+        }
+    }
+
+    /// The state changes (from, to) taken during the most recent call into
+    /// the controller, in order; a call can take several steps, each one a
+    /// [`State::is_legal_step`].
+    pub fn last_transitions(&self) -> &[(State, State)] {
+        &self.steps[..self.n_steps]
+    }
+
+    /// Moves to `to` (mode and ProbeBW phase together), recording the step.
+    pub(super) fn transition_to(&mut self, to: State) {
+        let from = self.state();
+        debug_assert!(
+            from.is_legal_step(to),
+            "illegal BBR state step {from:?} -> {to:?}"
+        );
+        let (mode, idx) = match to {
+            State::Startup => (Mode::Startup, self.cycle_idx),
+            State::Drain => (Mode::Drain, self.cycle_idx),
+            State::ProbeRtt => (Mode::ProbeRtt, self.cycle_idx),
+            State::ProbeBwUp => (Mode::ProbeBw, phase::UP),
+            State::ProbeBwDown => (Mode::ProbeBw, phase::DOWN),
+            State::ProbeBwCruise => (Mode::ProbeBw, phase::CRUISE),
+            State::ProbeBwRefill => (Mode::ProbeBw, phase::REFILL),
+        };
+        self.mode = mode;
+        if mode == Mode::ProbeBw {
+            // bbr_set_cycle_idx: a new phase needs new cwnd and pacing rate.
+            self.cycle_idx = idx;
+            self.try_fast_path = false;
+        }
+        if self.n_steps < self.steps.len() {
+            self.steps[self.n_steps] = (from, to);
+            self.n_steps += 1;
         }
     }
 }
