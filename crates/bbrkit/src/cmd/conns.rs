@@ -23,7 +23,8 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub port: Option<u16>,
     /// States to show: `connected` (default: all but LISTEN, TIME_WAIT,
-    /// SYN_RECV, CLOSE), `all`, or a comma list such as `established,listen`.
+    /// SYN_RECV, NEW_SYN_RECV, CLOSE), `all`, or a comma list such as
+    /// `established,listen`.
     #[arg(long, value_name = "S", default_value = "connected", value_parser = parse_states)]
     pub state: StateSet,
 }
