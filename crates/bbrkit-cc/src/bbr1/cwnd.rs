@@ -23,6 +23,8 @@ impl Bbr1 {
         let Some(min_rtt_us) = self.min_rtt_us else {
             return TCP_INIT_CWND; // be safe: cap at the default initial cwnd
         };
+        // The kernel computes in u64 (overflow needs bw·min_rtt·gain > 2^64,
+        // i.e. Tbit/s × seconds); u128 here, saturated to u32 like its field.
         let w = u128::from(bw) * u128::from(min_rtt_us);
         // The kernel's `(x + BW_UNIT - 1) / BW_UNIT`.
         let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));

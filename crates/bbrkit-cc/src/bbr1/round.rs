@@ -33,10 +33,15 @@ impl Bbr1 {
         // first since the ratio is << 1 for most connections. The kernel
         // stores the u64 quotient in the u32 filter (truncating above
         // ~3 Tbit/s); we saturate instead.
-        let bw = u64::try_from(
-            u128::from(delivered) * u128::from(BW_UNIT) / u128::from(interval_us(rs)),
-        )
-        .unwrap_or(u64::MAX);
+        // (u64 division on the hot path; u128 only if the product overflows.)
+        let interval = interval_us(rs);
+        let bw = match delivered.checked_mul(BW_UNIT) {
+            Some(scaled) => scaled / interval,
+            None => {
+                u64::try_from(u128::from(delivered) * u128::from(BW_UNIT) / u128::from(interval))
+                    .unwrap_or(u64::MAX)
+            }
+        };
         let bw = u32::try_from(bw).unwrap_or(u32::MAX);
 
         // App-limited samples reflect the application, not the path: use
