@@ -315,6 +315,31 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         }
     }
 
+    if environ.initial_netns == Some(true)
+        && let Some(cur) = &facts.current_cc
+    {
+        let stale: Vec<String> = crate::netns::others(256)
+            .into_iter()
+            .filter(|n| n.cc.as_ref().is_some_and(|c| c != cur))
+            .map(|n| {
+                format!(
+                    "net:[{}] {} defaults to {}",
+                    n.inode,
+                    n.found_at,
+                    n.cc.unwrap_or_default()
+                )
+            })
+            .collect();
+        if !stale.is_empty() {
+            out.push(f(
+                "netns_old_cc",
+                Level::Warning,
+                format!("{} other network namespace(s) do not default to {cur}", stale.len()),
+                stale,
+                "a namespace copies the initial namespace's default when it is created: recreate those containers or pods (or set it inside them)",
+            ));
+        }
+    }
     if facts
         .qdisc("fq")
         .is_some_and(|q| q.provision == kernel::Provision::Absent)

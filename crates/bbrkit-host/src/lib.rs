@@ -28,6 +28,7 @@ mod error;
 pub mod facts;
 pub mod kernel;
 mod netlink;
+pub mod netns;
 pub mod precedence;
 pub mod qdisc;
 pub mod rollback;

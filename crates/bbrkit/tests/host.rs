@@ -737,3 +737,43 @@ fn not_allowed_algorithm_in_a_namespace_is_refused_before_any_write() {
     });
     assert_eq!(snapshot(dir.path()), original);
 }
+
+/// A namespace created before the switch keeps its old default; doctor (run
+/// read-only in the initial namespace) finds it through /proc/*/ns/net.
+#[test]
+#[ignore = "needs root"]
+fn doctor_finds_namespaces_that_kept_another_default() {
+    let init_cc = sysctl_get(CC);
+    let other = if init_cc == "reno" { "bbr" } else { "reno" };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+        assert_eq!(rc, 0);
+        sysctl_set(CC, other);
+        let child = Command::new("sleep").arg("30").spawn().unwrap();
+        tx.send(child).unwrap();
+    });
+    holder.join().unwrap();
+    let mut child = rx.recv().unwrap();
+    let dir = fixture("# stock\n");
+    let out = bbrkit(&["--json", "doctor", "--root", &root_str(&dir)]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let j = json(&out);
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "netns_old_cc")
+        .unwrap_or_else(|| panic!("{j}"))
+        .clone();
+    let pid = child.id();
+    assert!(
+        f["evidence"].as_array().unwrap().iter().any(|e| e
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {pid} (sleep) defaults to {other}"))),
+        "{f}"
+    );
+    assert_eq!(code(&out), 1);
+}
