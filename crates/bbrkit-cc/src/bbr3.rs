@@ -368,7 +368,7 @@ impl Bbr3 {
             bw_probe_up_acks: 0,
             probe_wait_us: 0,
             ecn_eligible: false,
-            ecn_alpha: params.ecn_alpha_init,
+            ecn_alpha: params.ecn_alpha_init.min(BBR_UNIT),
             bw_probe_samples: false,
             prev_probe_too_high: false,
             stopped_risky_probe: false,

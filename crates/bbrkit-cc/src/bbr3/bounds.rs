@@ -91,7 +91,7 @@ impl Bbr3 {
         }
         if self.loss_in_round {
             self.init_lower_bounds(tcp, true);
-            let loss_cut = BBR_UNIT - self.params.beta;
+            let loss_cut = BBR_UNIT.saturating_sub(self.params.beta);
             self.bw_lo = self.bw_latest.max(scale(self.bw_lo, loss_cut));
             self.inflight_lo = self.inflight_latest.max(scale(self.inflight_lo, loss_cut));
         }
@@ -157,7 +157,7 @@ impl Bbr3 {
         let lost_prefix = if lost_prev >= loss_budget {
             0
         } else {
-            let divisor = u64::from(BBR_UNIT) - loss_thresh;
+            let divisor = u64::from(BBR_UNIT).saturating_sub(loss_thresh);
             if divisor == 0 {
                 return INF;
             }
@@ -185,7 +185,10 @@ impl Bbr3 {
         self.prev_probe_too_high = true;
         self.bw_probe_samples = false;
         if !rs.is_app_limited {
-            let cut = scale(self.target_inflight(tcp), BBR_UNIT - self.params.beta);
+            let cut = scale(
+                self.target_inflight(tcp),
+                BBR_UNIT.saturating_sub(self.params.beta),
+            );
             self.inflight_hi = rs.tx_in_flight.max(cut);
         }
         if self.mode == Mode::ProbeBw && self.cycle_idx == phase::UP {

@@ -26,7 +26,8 @@ impl Bbr3 {
             Mode::ProbeBw => {
                 let mut cwnd_gain = p.cwnd_gain;
                 if p.bw_probe_cwnd_gain > 0 && self.cycle_idx == phase::UP {
-                    cwnd_gain += BBR_UNIT * p.bw_probe_cwnd_gain / 4;
+                    cwnd_gain =
+                        cwnd_gain.saturating_add(BBR_UNIT.saturating_mul(p.bw_probe_cwnd_gain) / 4);
                 }
                 (p.pacing_gain[self.cycle_idx], cwnd_gain)
             }

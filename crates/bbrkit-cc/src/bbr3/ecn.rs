@@ -49,7 +49,7 @@ impl Bbr3 {
         }
         let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered).min(u64::from(u32::MAX)) as u32;
         let gain = self.params.ecn_alpha_gain;
-        let alpha = ((BBR_UNIT - gain) * self.ecn_alpha) >> BBR_SCALE;
+        let alpha = (BBR_UNIT.saturating_sub(gain) * self.ecn_alpha) >> BBR_SCALE;
         let alpha = u64::from(alpha) + ((u64::from(gain) * u64::from(ce_ratio)) >> BBR_SCALE);
         self.ecn_alpha = alpha.min(u64::from(BBR_UNIT)) as u32;
         self.alpha_last_delivered = tcp.delivered;
@@ -80,7 +80,7 @@ impl Bbr3 {
 
     /// `bbr_ecn_cut`: `1 − alpha·ecn_factor`, /256.
     pub(super) fn ecn_cut(&self) -> u32 {
-        BBR_UNIT - ((self.ecn_alpha * self.params.ecn_factor) >> BBR_SCALE)
+        BBR_UNIT.saturating_sub(self.ecn_alpha.saturating_mul(self.params.ecn_factor) >> BBR_SCALE)
     }
 
     /// The ECN part of `bbr_cwnd_event`: track the CE state of received data.

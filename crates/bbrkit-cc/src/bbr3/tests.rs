@@ -1222,6 +1222,77 @@ fn ecn_in_a_round_cuts_inflight_lo_by_alpha_times_one_third() {
     assert_eq!(s.bbr.bw_lo, INF, "ECN alone does not cut bw_lo in v3");
 }
 
+#[test]
+fn ecn_marks_in_a_loss_free_cycle_trigger_a_quick_reprobe_in_v3_only() {
+    for params in [Bbr3Params::v3(), Bbr3Params::v2()] {
+        let v = params.version;
+        let mut s = ecn_synth(Bbr3Params {
+            ecn_enable: true,
+            ..params
+        });
+        s.go_cruise();
+        s.bbr.ecn_eligible = true;
+        s.bbr.inflight_hi = 64;
+        s.ack(A {
+            delivered_ce: 1,
+            inflight: 50,
+            tx_in_flight: 50,
+            ..A::default()
+        });
+        assert_eq!(s.state(), State::ProbeBwCruise, "bbr{v}");
+        s.ack(A {
+            inflight: 50,
+            tx_in_flight: 50,
+            ..A::default()
+        });
+        if v == 3 {
+            // Re-probe at once, starting UP's growth at 2^n ≈ inflight_hi/2:
+            // n = ilog2(64·128/256) = 5.
+            assert_eq!(s.state(), State::ProbeBwRefill);
+            assert_eq!(s.bbr.bw_probe_up_rounds, 5);
+        } else {
+            assert_eq!(
+                s.state(),
+                State::ProbeBwCruise,
+                "v2alpha: ecn_reprobe_gain 0"
+            );
+        }
+    }
+}
+
+#[test]
+fn app_limited_acks_without_news_take_the_fast_path() {
+    for fast_path in [true, false] {
+        let mut s = Synth::new(Bbr3Params {
+            fast_path,
+            ..Bbr3Params::v3()
+        });
+        s.go_cruise();
+        for _ in 0..5 {
+            s.ack(A {
+                inflight: 50,
+                ..A::default()
+            });
+        }
+        assert!(s.bbr.try_fast_path, "cwnd reached its target");
+        let bw_hi = s.bbr.bw_hi;
+        s.tcp.pacing_rate = 12_345;
+        // App-limited, below max_bw, no loss/ECN: nothing to learn.
+        s.ack(A {
+            app_limited: true,
+            pps: 5000,
+            inflight: 50,
+            ..A::default()
+        });
+        assert_eq!(s.bbr.bw_hi, bw_hi);
+        if fast_path {
+            assert_eq!(s.tcp.pacing_rate, 12_345, "control not recomputed");
+        } else {
+            assert_ne!(s.tcp.pacing_rate, 12_345, "slow path re-paces");
+        }
+    }
+}
+
 // --------------------------------------------------- LOSS HOOKS AND RECOVERY
 
 #[test]
