@@ -120,14 +120,15 @@ impl Replay {
         };
         if !call_controller {
             black_box((&t, &rs, &sample));
-        } else if {
+        } else if self.cc.has_cong_control() {
             self.cc.pkts_acked(t, &sample);
-            self.cc.has_cong_control()
-        } {
             self.cc.cong_control(t, &rs);
-        } else if matches!(t.ca_state, CaState::Open | CaState::Disorder) {
-            self.cc.cong_avoid(t, 0, rs.acked_sacked);
-            bbrkit_cc::pacing::tcp_update_pacing_rate(t);
+        } else {
+            self.cc.pkts_acked(t, &sample);
+            if matches!(t.ca_state, CaState::Open | CaState::Disorder) {
+                self.cc.cong_avoid(t, 0, rs.acked_sacked);
+                bbrkit_cc::pacing::tcp_update_pacing_rate(t);
+            }
         }
         self.i += 1;
         if self.i == self.recs.len() {

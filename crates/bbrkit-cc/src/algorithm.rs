@@ -93,6 +93,11 @@ impl std::fmt::Display for Algorithm {
 }
 
 /// Static dispatch over every controller (no `dyn` on the per-ACK path).
+///
+/// The variants differ a lot in size (Reno is empty, BBR is a few hundred
+/// bytes); they stay unboxed on purpose: there is one controller per
+/// connection, and the per-ACK path should not chase a pointer.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum AnyController {
     /// Reno.

@@ -360,12 +360,12 @@ impl CongestionControl for Cubic {
         }
         let now = self.jiffies(tcp);
         let delta = now.wrapping_sub(jiffies_of(tcp.lsndtime.as_nanos(), self.hz)) as i32;
-        if let Some(e) = self.epoch_start.as_mut() {
-            if delta > 0 {
-                *e = e.wrapping_add(delta as u32);
-                if (e.wrapping_sub(now) as i32) > 0 {
-                    *e = now;
-                }
+        if let Some(e) = self.epoch_start.as_mut()
+            && delta > 0
+        {
+            *e = e.wrapping_add(delta as u32);
+            if (e.wrapping_sub(now) as i32) > 0 {
+                *e = now;
             }
         }
     }
@@ -374,10 +374,10 @@ impl CongestionControl for Cubic {
     fn pkts_acked(&mut self, tcp: &mut Tcp, sample: &AckSample) {
         let Some(rtt) = sample.rtt else { return };
         // Discard delay samples right after a reduction (first second of an epoch).
-        if let Some(e) = self.epoch_start {
-            if (self.jiffies(tcp).wrapping_sub(e) as i32) < self.hz as i32 {
-                return;
-            }
+        if let Some(e) = self.epoch_start
+            && (self.jiffies(tcp).wrapping_sub(e) as i32) < self.hz as i32
+        {
+            return;
         }
         let delay = (rtt.as_micros().min(u128::from(u32::MAX)) as u32).max(1);
         if self.delay_min == 0 || self.delay_min > delay {

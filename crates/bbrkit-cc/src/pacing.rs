@@ -60,8 +60,8 @@ pub fn pacing_rate_for(tcp: &Tcp, ss_ratio: u64, ca_ratio: u64) -> u64 {
     rate = rate.saturating_mul(ratio);
     rate = rate.saturating_mul(u64::from(tcp.snd_cwnd.max(tcp.packets_out)));
     let srtt_us = srtt_us_shifted(tcp);
-    if srtt_us != 0 {
-        rate /= srtt_us;
+    if let Some(r) = rate.checked_div(srtt_us) {
+        rate = r;
     }
     rate.min(tcp.max_pacing_rate)
 }

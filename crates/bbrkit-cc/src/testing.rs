@@ -261,6 +261,9 @@ pub struct AckView<'a, C> {
     pub round: u64,
 }
 
+/// A callback run after every ACK.
+pub type Observer<C> = Box<dyn FnMut(&AckView<'_, C>)>;
+
 /// Counters kept by the path.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PathStats {
@@ -291,7 +294,7 @@ pub struct Driver<C> {
     app_avail: u64,
     app_wake: Option<Instant>,
     loss: Option<LossHook>,
-    observer: Option<Box<dyn FnMut(&AckView<'_, C>)>>,
+    observer: Option<Observer<C>>,
     trace: Vec<TraceEvent>,
     stats: PathStats,
 }
@@ -428,10 +431,12 @@ impl<C: CongestionControl> Driver<C> {
                 self.app_avail += burst;
             }
         }
-        if let App::OnOff { idle, .. } = self.cfg.app {
-            if self.app_avail == 0 && self.app_wake.is_none() && self.sender.tcp.packets_out == 0 {
-                self.app_wake = Some(now + idle);
-            }
+        if let App::OnOff { idle, .. } = self.cfg.app
+            && self.app_avail == 0
+            && self.app_wake.is_none()
+            && self.sender.tcp.packets_out == 0
+        {
+            self.app_wake = Some(now + idle);
         }
     }
 
@@ -519,11 +524,11 @@ impl<C: CongestionControl> Driver<C> {
 
     fn transmit(&mut self, tx: Transmission) {
         let now = self.now;
-        if let Some(hook) = self.loss.as_mut() {
-            if hook(&TxInfo { now, tx }) {
-                self.stats.dropped_hook += 1;
-                return;
-            }
+        if let Some(hook) = self.loss.as_mut()
+            && hook(&TxInfo { now, tx })
+        {
+            self.stats.dropped_hook += 1;
+            return;
         }
         while self.queue.front().is_some_and(|&d| d <= now) {
             self.queue.pop_front();

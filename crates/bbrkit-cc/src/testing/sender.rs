@@ -347,11 +347,7 @@ impl<C: CongestionControl> Sender<C> {
             t.srtt = rtt;
             t.rttvar = rtt / 2;
         } else {
-            let err = if rtt > t.srtt {
-                rtt - t.srtt
-            } else {
-                t.srtt - rtt
-            };
+            let err = rtt.abs_diff(t.srtt);
             t.rttvar = (t.rttvar * 3 + err) / 4;
             t.srtt = (t.srtt * 7 + rtt) / 8;
         }
