@@ -315,6 +315,22 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         }
     }
 
+    if let Ok(routes) = crate::routes::with_congctl()
+        && !routes.is_empty()
+    {
+        let cur = facts.current_cc.clone().unwrap_or_default();
+        let other = routes.iter().any(|r| r.cc != cur);
+        out.push(f(
+            "route_congctl",
+            if other { Level::Warning } else { Level::Info },
+            format!("{} route(s) choose their own congestion control (congctl), overriding the default {cur}", routes.len()),
+            routes
+                .iter()
+                .map(|r| format!("{} table {} dev #{} congctl {}", r.destination, r.table, r.oif.unwrap_or(0), r.cc))
+                .collect(),
+            "connections over these routes use the route's algorithm: change it with `ip route change ... congctl <algo>` or drop congctl",
+        ));
+    }
     if environ.initial_netns == Some(true)
         && let Some(cur) = &facts.current_cc
     {

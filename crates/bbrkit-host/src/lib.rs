@@ -33,6 +33,7 @@ pub mod precedence;
 pub mod qdisc;
 pub mod rollback;
 mod root;
+pub mod routes;
 pub mod state;
 pub mod sysctl;
 pub mod verify;
