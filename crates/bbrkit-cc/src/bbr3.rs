@@ -533,7 +533,8 @@ impl CongestionControl for Bbr3 {
         let opt = |v: u32| (v != INF).then_some(v);
         Status {
             state: self.state().as_str(),
-            bw_bps: Some(self.bw_bytes_per_sec(tcp, u64::from(self.bw())) * 8),
+            // None before the first bw sample (the kernel reports 1 B/s).
+            bw_bps: (self.bw() > 0).then(|| self.bw_bytes_per_sec(tcp, u64::from(self.bw())) * 8),
             min_rtt: (self.min_rtt_us != INF)
                 .then(|| crate::time::Duration::from_micros(u64::from(self.min_rtt_us))),
             pacing_gain: Some(f64::from(self.pacing_gain) / f64::from(BBR_UNIT)),

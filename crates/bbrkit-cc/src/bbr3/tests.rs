@@ -1407,6 +1407,7 @@ fn v2_params_give_v2alpha_gains() {
 #[test]
 fn pacing_and_bdp_use_kernel_fixed_point() {
     let mut s = Synth::new(Bbr3Params::v3());
+    assert_eq!(s.bbr.status(&s.tcp).bw_bps, None, "no bw sample yet");
     // Before any RTT: 10 packets per nominal 1 ms at 2.77 with 1% margin.
     // bw = 10·2^24/1000 = 167772; rate = 167772·1500·710>>8 ·990000 >>24.
     let bw: u64 = 10 * BW_UNIT / 1000;

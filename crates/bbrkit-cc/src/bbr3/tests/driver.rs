@@ -452,3 +452,33 @@ fn v2_and_v3_figures_on_four_paths() {
         }
     }
 }
+
+#[test]
+fn on_off_app_limited_flow_restarts_from_idle_sanely() {
+    use crate::testing::App;
+    let cfg = PathConfig {
+        app: App::OnOff {
+            burst: 60,
+            idle: Duration::from_millis(300),
+        },
+        record_trace: false,
+        ..PathConfig::default()
+    };
+    let (d, log) = run(cfg, Bbr3Params::v3(), 12, 10, |_| {});
+    let log = log.borrow();
+    // Each cycle: ~60 packets (≈ 2 BDP at 10 Mbit/s) plus 300 ms idle.
+    assert!(
+        d.sender.tcp.delivered >= 60 * 20,
+        "delivered {}",
+        d.sender.tcp.delivered
+    );
+    assert!(
+        d.sender.tcp.lost == 0,
+        "an app-limited flow below BDP should not lose"
+    );
+    // Idle periods refresh min_rtt (the queue drains), so PROBE_RTT is rare.
+    assert!(entries(&log, State::ProbeRtt).len() <= 2, "{:?}", log.steps);
+    let st = crate::CongestionControl::status(&d.sender.cc, &d.sender.tcp);
+    let bw = st.bw_bps.expect("bw estimate");
+    assert!(bw > 1_000_000 && bw < 12_000_000, "bw {bw}");
+}
