@@ -49,7 +49,7 @@ impl Bbr3 {
     /// `bbr_update_congestion_signals`: feed the max-bw filter (app-limited
     /// samples only if they raise it), note loss, and once per loss round
     /// adapt the lower bounds.
-    pub(super) fn update_congestion_signals(&mut self, _tcp: &Tcp, rs: &Sample, ctx: &Ctx) {
+    pub(super) fn update_congestion_signals(&mut self, tcp: &Tcp, rs: &Sample, ctx: &Ctx) {
         if rs.interval_us <= 0 || rs.acked_sacked == 0 {
             return; // Not a valid observation.
         }
@@ -61,7 +61,7 @@ impl Bbr3 {
         if !self.loss_round_start {
             return;
         }
-        self.adapt_lower_bounds(_tcp);
+        self.adapt_lower_bounds(tcp);
         self.loss_in_round = false;
         self.ecn_in_round = false;
     }
