@@ -611,13 +611,9 @@ fn dry_run_reports_internal_pacing_honestly_and_writes_nothing() {
         content.contains("# keep at most 128 KiB unsent"),
         "{content}"
     );
-    let config = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("zcat /proc/config.gz 2>/dev/null")
-        .output()
-        .unwrap();
-    let config = String::from_utf8_lossy(&config.stdout);
-    if config.contains("# CONFIG_NET_SCH_FQ is not set") {
+    let release = sysctl_get("kernel.osrelease");
+    let config = bbrkit_host::kernel::KernelConfig::load(&bbrkit_host::Root::system(), &release);
+    if config.source.is_some() && config.get("CONFIG_NET_SCH_FQ").is_none() {
         assert!(
             j["notes"]
                 .to_string()
