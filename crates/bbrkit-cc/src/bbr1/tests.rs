@@ -1021,3 +1021,25 @@ fn full_bw_growth_threshold_is_inclusive() {
         assert_eq!(m.bbr.full_bw_cnt, if grows { 0 } else { 3 });
     }
 }
+
+#[test]
+fn reproduces_kernel_ss_output() {
+    // `ss -tin` for a kernel BBR flow over loopback on this project's build
+    // machine (Linux 6.18, mss 65483) printed, in PROBE_BW at gain 1.0:
+    //   bbr:(bw:43116352896bps,mrtt:0.003,pacing_gain:1,cwnd_gain:2)
+    //   pacing_rate 42685189368bps
+    // Both follow from one kernel bw value, 1380840 (pkts/µs << 24), through
+    // `bbr_get_info` and `bbr_bw_to_pacing_rate` (the 1% margin included).
+    let tcp = Tcp::new(Instant::ZERO, 65483);
+    let bw = 1_380_840;
+    assert_eq!(Bbr1::bw_to_bps(&tcp, bw), 43_116_352_896);
+    assert_eq!(
+        Bbr1::bw_to_pacing_rate(&tcp, bw, BBR_UNIT) * 8,
+        42_685_189_368
+    );
+    // And STARTUP's gain prints as 739/256 = 2.88672.
+    assert_eq!(
+        format!("{:.5}", f64::from(BBR_HIGH_GAIN) / 256.0),
+        "2.88672"
+    );
+}
