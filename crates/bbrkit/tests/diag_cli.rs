@@ -130,3 +130,26 @@ fn metrics_pass_promtool() {
         "promtool accepted a malformed line"
     );
 }
+
+/// A reader that goes away (`bbrkit conns | head -1`) is not a crash: no
+/// panic, no backtrace, exit 0.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    for args in [
+        &["metrics", "--json"][..],
+        &["metrics"],
+        &["conns", "--state", "all", "--json"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // close the read end before bbrkit writes
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

@@ -66,11 +66,26 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let socks = bbrkit_diag::census(&filter).context("taking the socket census")?;
     let sums = summary::by_algorithm(&socks);
     if global.json {
-        crate::print_json(&document(&args, &sums, &socks))?;
+        emit(&json_text(&document(&args, &sums, &socks))?)?;
     } else {
-        print!("{}", render(&sums, &socks));
+        emit(&render(&sums, &socks))?;
     }
     Ok(Outcome::Ok)
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+/// (`crate::print_json` would panic on EPIPE, so the JSON goes through here too.)
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing to stdout"),
+    }
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 fn us_to_ms(us: impl Into<f64>) -> f64 {

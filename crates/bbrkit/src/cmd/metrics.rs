@@ -44,11 +44,26 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         write_textfile(path, text.as_bytes())?;
     }
     if global.json {
-        crate::print_json(&document(&exp, args.textfile.as_deref()))?;
+        emit(&json_text(&document(&exp, args.textfile.as_deref()))?)?;
     } else if args.textfile.is_none() {
-        print!("{text}");
+        emit(&text)?;
     }
     Ok(Outcome::Ok)
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
+/// (`crate::print_json` would panic on EPIPE, so the JSON goes through here too.)
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("writing to stdout"),
+    }
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 /// Builds the whole exposition for the calling thread's network namespace.
