@@ -44,6 +44,8 @@
 //! * Netlink framing that does not fit its buffer is an error
 //!   ([`DiagError::Malformed`]), never a panic or a silent skip.
 
+#![warn(missing_docs)]
+
 mod bbr_info;
 mod census;
 mod error;
