@@ -337,7 +337,9 @@ fn us_delta(t1: u64, t0: u64) -> u64 {
     t1.saturating_sub(t0)
 }
 
-/// A rate sample's interval in whole microseconds (`rs->interval_us`); 0 if invalid.
+/// A rate sample's interval in whole microseconds (`rs->interval_us`); 0 if
+/// invalid. Deviation (docs/cc-bbr1.md #5): the sampler works in ns; like the
+/// kernel's µs `tcp_mstamp`, BBR sees it truncated to µs.
 fn interval_us(rs: &RateSample) -> u64 {
     rs.interval
         .map_or(0, |d| d.as_micros().min(u64::MAX as u128) as u64)
