@@ -70,6 +70,7 @@ mod ack_aggregation;
 mod cwnd;
 mod drain;
 mod lt_bw;
+mod mode;
 mod pacing;
 mod probe_bw;
 mod probe_rtt;
@@ -84,6 +85,7 @@ use crate::random::Random;
 use crate::rate::RateSample;
 use crate::tcp::{CaEvent, CaState, TCP_INFINITE_SSTHRESH, Tcp};
 use crate::time::{Duration, Instant};
+pub use mode::{LEGAL_TRANSITIONS, Mode, OBSERVABLE_TRANSITIONS};
 
 /// `BW_SCALE`: bandwidth is packets/µs scaled by 2^24. One unit ≈ 715 bit/s
 /// at a 1500-byte MSS; a `u32` holds 0.06 pkt/s (715 bit/s) to 256 Mpkt/s
@@ -184,62 +186,6 @@ pub const HZ: u64 = 1000;
 
 const USEC_PER_SEC: u64 = 1_000_000;
 const USEC_PER_MSEC: u64 = 1_000;
-
-/// The public face of `enum bbr_mode`, for tracing and property tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// `BBR_STARTUP`: ramp up the sending rate rapidly to fill the pipe.
-    Startup,
-    /// `BBR_DRAIN`: drain any queue created during STARTUP.
-    Drain,
-    /// `BBR_PROBE_BW`: discover and share bandwidth, pacing around the estimate.
-    ProbeBw,
-    /// `BBR_PROBE_RTT`: cut in-flight data to the minimum to probe min_rtt.
-    ProbeRtt,
-}
-
-impl Mode {
-    /// The name reported in [`Status::state`].
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
-
-/// Every mode change BBRv1 can make in one step (`from`, `to`).
-/// `ProbeBw → ProbeBw` is a restart of gain cycling with a fresh random phase
-/// (after the `lt_bw` policer model expires); phase advances inside PROBE_BW
-/// are not mode changes. An observer that looks once per call may also see
-/// `Startup → ProbeBw`: `bbr_check_drain` can pass through DRAIN within one
-/// ACK (see [`OBSERVABLE_TRANSITIONS`]).
-pub const LEGAL_TRANSITIONS: [(Mode, Mode); 8] = [
-    (Mode::Startup, Mode::Drain),
-    (Mode::Startup, Mode::ProbeRtt),
-    (Mode::Drain, Mode::ProbeBw),
-    (Mode::Drain, Mode::ProbeRtt),
-    (Mode::ProbeBw, Mode::ProbeBw),
-    (Mode::ProbeBw, Mode::ProbeRtt),
-    (Mode::ProbeRtt, Mode::ProbeBw),
-    (Mode::ProbeRtt, Mode::Startup),
-];
-
-/// The mode changes visible between two consecutive controller calls:
-/// [`LEGAL_TRANSITIONS`] plus `Startup → ProbeBw` (through DRAIN in one ACK).
-pub const OBSERVABLE_TRANSITIONS: [(Mode, Mode); 9] = [
-    (Mode::Startup, Mode::Drain),
-    (Mode::Startup, Mode::ProbeRtt),
-    (Mode::Startup, Mode::ProbeBw),
-    (Mode::Drain, Mode::ProbeBw),
-    (Mode::Drain, Mode::ProbeRtt),
-    (Mode::ProbeBw, Mode::ProbeBw),
-    (Mode::ProbeBw, Mode::ProbeRtt),
-    (Mode::ProbeRtt, Mode::ProbeBw),
-    (Mode::ProbeRtt, Mode::Startup),
-];
 
 /// `bbr->mode` with the data that belongs to one mode inside its variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
