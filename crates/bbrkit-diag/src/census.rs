@@ -20,7 +20,9 @@ pub struct Filter {
     pub ipv4: bool,
     /// Include IPv6 sockets (IPv4-mapped dual-stack sockets are reported here).
     pub ipv6: bool,
-    /// Only sockets whose local *or* remote port is this.
+    /// Only sockets whose local *or* remote port is this; applied by the
+    /// kernel (an `INET_DIAG_REQ_BYTECODE` program, as `ss` does it) and
+    /// checked again in user space.
     pub port: Option<u16>,
     /// Only sockets whose congestion-control algorithm is this name.
     pub cc: Option<String>,
@@ -43,7 +45,7 @@ impl Default for Filter {
 
 impl Filter {
     /// Whether `s` passes the user-space part of the filter (port, algorithm).
-    /// States and families are filtered by the kernel request.
+    /// States, families and the port are also filtered by the kernel request.
     pub fn matches(&self, s: &Socket) -> bool {
         if let Some(p) = self.port
             && s.local.port() != p
@@ -144,7 +146,7 @@ impl Conn {
 
     fn send(&mut self, family: u8, filter: &Filter) -> Result<(), DiagError> {
         self.seq += 1;
-        let req = wire::dump_request(family, filter.states, filter.details, self.seq);
+        let req = wire::dump_request(family, filter.states, filter.details, filter.port, self.seq);
         self.sock
             .send(&req, 0)
             .map_err(|source| DiagError::Netlink {

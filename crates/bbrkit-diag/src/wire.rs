@@ -59,11 +59,58 @@ fn u32_ne(b: &[u8], off: usize) -> u32 {
     u32::from_ne_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
 
+/// `INET_DIAG_REQ_BYTECODE`: a filter program appended to the request.
+pub const INET_DIAG_REQ_BYTECODE: u16 = 1;
+/// Bytecode op: always take the `no` branch.
+pub const INET_DIAG_BC_JMP: u8 = 1;
+/// Bytecode op: source (local) port equals the port in the next op's `no`.
+pub const INET_DIAG_BC_S_EQ: u8 = 11;
+/// Bytecode op: destination (remote) port equals the port in the next op's `no`.
+pub const INET_DIAG_BC_D_EQ: u8 = 12;
+
+/// One `struct inet_diag_bc_op` (`code`, `yes`, `no`).
+fn bc_op(b: &mut Vec<u8>, code: u8, yes: u8, no: u16) {
+    b.push(code);
+    b.push(yes);
+    b.extend_from_slice(&no.to_ne_bytes());
+}
+
+/// The kernel filter program "local port == `port` OR remote port == `port`",
+/// laid out as `ss` compiles `sport = :P or dport = :P` (the kernel's auditor
+/// only accepts jump targets on the `yes` chain, hence the JMP in the middle):
+///
+/// ```text
+///  0  S_EQ yes=8 no=12    match: go to the JMP, which jumps to the end (accept)
+///  4  (port)              mismatch: skip the JMP, try the remote port
+///  8  JMP  yes=4 no=12
+/// 12  D_EQ yes=8 no=12    match: end (accept); mismatch: end + 4 (reject)
+/// 16  (port)
+/// ```
+pub fn port_bytecode(port: u16) -> Vec<u8> {
+    let mut b = Vec::with_capacity(20);
+    bc_op(&mut b, INET_DIAG_BC_S_EQ, 8, 12);
+    bc_op(&mut b, 0, 0, port);
+    bc_op(&mut b, INET_DIAG_BC_JMP, 4, 12);
+    bc_op(&mut b, INET_DIAG_BC_D_EQ, 8, 12);
+    bc_op(&mut b, 0, 0, port);
+    b
+}
+
 /// A `SOCK_DIAG_BY_FAMILY` dump request for TCP sockets of `family` in
 /// `states`. With `details`, it asks for `INET_DIAG_INFO`, `INET_DIAG_CONG`
 /// and (through the VEGASINFO bit, as `ss -i` does) `INET_DIAG_BBRINFO`.
-pub fn dump_request(family: u8, states: StateSet, details: bool, seq: u32) -> Vec<u8> {
-    let len = NLMSG_HDR_LEN + REQ_V2_LEN;
+/// With `port`, the kernel itself keeps only sockets with that local or
+/// remote port ([`port_bytecode`]).
+pub fn dump_request(
+    family: u8,
+    states: StateSet,
+    details: bool,
+    port: Option<u16>,
+    seq: u32,
+) -> Vec<u8> {
+    let bytecode = port.map(port_bytecode);
+    let attr_len = bytecode.as_ref().map_or(0, |bc| 4 + bc.len());
+    let len = NLMSG_HDR_LEN + REQ_V2_LEN + attr_len;
     let mut b = Vec::with_capacity(len);
     b.extend_from_slice(&(len as u32).to_ne_bytes());
     b.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
@@ -77,7 +124,13 @@ pub fn dump_request(family: u8, states: StateSet, details: bool, seq: u32) -> Ve
     };
     b.extend_from_slice(&[family, IPPROTO_TCP, ext, 0]);
     b.extend_from_slice(&states.0.to_ne_bytes());
-    b.resize(len, 0); // inet_diag_sockid: all wildcards
+    b.resize(NLMSG_HDR_LEN + REQ_V2_LEN, 0); // inet_diag_sockid: all wildcards
+    if let Some(bc) = bytecode {
+        b.extend_from_slice(&((4 + bc.len()) as u16).to_ne_bytes());
+        b.extend_from_slice(&INET_DIAG_REQ_BYTECODE.to_ne_bytes());
+        b.extend_from_slice(&bc);
+    }
+    debug_assert_eq!(b.len(), len);
     b
 }
 

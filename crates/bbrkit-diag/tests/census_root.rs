@@ -65,6 +65,30 @@ fn census_counts_by_algorithm_and_matches_tcp_info() {
             1 + 2,
             "listener + both ends of its one connection"
         );
+        // The kernel applied the port bytecode: its raw answer holds only those.
+        for v6 in [false, true] {
+            let frames = bbrkit_diag::dump_raw(
+                v6,
+                &Filter {
+                    port: Some(port),
+                    ..Filter::default()
+                },
+            )
+            .unwrap();
+            let mut raw = Vec::new();
+            for f in &frames {
+                bbrkit_diag::wire::parse_datagram(f, "x", &mut |s| raw.push(s)).unwrap();
+            }
+            assert_eq!(
+                raw.len(),
+                if v6 { 0 } else { 3 },
+                "kernel-side filter (v6 = {v6})"
+            );
+            assert!(
+                raw.iter()
+                    .all(|s| s.local.port() == port || s.remote.port() == port)
+            );
+        }
         let bbr = census(&Filter {
             cc: Some("bbr".into()),
             ..Filter::default()

@@ -362,7 +362,7 @@ fn kernel_error_message_is_reported_with_errno() {
 
 #[test]
 fn request_layout() {
-    let r = wire::dump_request(wire::AF_INET6, bbrkit_diag::StateSet::ALL, true, 7);
+    let r = wire::dump_request(wire::AF_INET6, bbrkit_diag::StateSet::ALL, true, None, 7);
     assert_eq!(r.len(), 72);
     assert_eq!(u32::from_ne_bytes(r[0..4].try_into().unwrap()), 72);
     assert_eq!(u16::from_ne_bytes([r[4], r[5]]), 20);
@@ -374,4 +374,63 @@ fn request_layout() {
         "family, TCP, INFO|VEGAS|CONG"
     );
     assert_eq!(u32::from_ne_bytes(r[20..24].try_into().unwrap()), u32::MAX);
+}
+
+#[test]
+fn request_with_port_bytecode() {
+    let r = wire::dump_request(
+        wire::AF_INET,
+        bbrkit_diag::StateSet::ALL,
+        false,
+        Some(443),
+        1,
+    );
+    assert_eq!(r.len(), 72 + 4 + 20);
+    assert_eq!(u32::from_ne_bytes(r[0..4].try_into().unwrap()), 96);
+    assert_eq!(&r[16..20], &[2, 6, 0b1000, 0], "CONG only without details");
+    assert_eq!(u16::from_ne_bytes([r[72], r[73]]), 24, "rtattr length");
+    assert_eq!(
+        u16::from_ne_bytes([r[74], r[75]]),
+        wire::INET_DIAG_REQ_BYTECODE
+    );
+    let bc = &r[76..];
+    let op = |i: usize| (bc[i], bc[i + 1], u16::from_ne_bytes([bc[i + 2], bc[i + 3]]));
+    assert_eq!(op(0), (wire::INET_DIAG_BC_S_EQ, 8, 12));
+    assert_eq!(op(4), (0, 0, 443));
+    assert_eq!(op(8), (wire::INET_DIAG_BC_JMP, 4, 12));
+    assert_eq!(op(12), (wire::INET_DIAG_BC_D_EQ, 8, 12));
+    assert_eq!(op(16), (0, 0, 443));
+}
+
+/// Runs the filter program the way the kernel's `inet_diag_bc_run` does.
+fn run_bytecode(bc: &[u8], sport: u16, dport: u16) -> bool {
+    let mut off = 0i64;
+    let len = bc.len() as i64;
+    while off < len {
+        let i = off as usize;
+        let (code, yes, no) = (
+            bc[i],
+            bc[i + 1] as i64,
+            u16::from_ne_bytes([bc[i + 2], bc[i + 3]]) as i64,
+        );
+        let port = || u16::from_ne_bytes([bc[i + 6], bc[i + 7]]);
+        let hit = match code {
+            wire::INET_DIAG_BC_JMP => false,
+            wire::INET_DIAG_BC_S_EQ => sport == port(),
+            wire::INET_DIAG_BC_D_EQ => dport == port(),
+            other => panic!("unexpected op {other}"),
+        };
+        off += if hit { yes } else { no };
+    }
+    off == len
+}
+
+#[test]
+fn port_bytecode_accepts_either_end_only() {
+    let bc = wire::port_bytecode(8080);
+    assert!(run_bytecode(&bc, 8080, 1));
+    assert!(run_bytecode(&bc, 1, 8080));
+    assert!(run_bytecode(&bc, 8080, 8080));
+    assert!(!run_bytecode(&bc, 1, 2));
+    assert!(!run_bytecode(&bc, 8081, 8079));
 }
