@@ -71,6 +71,9 @@ pub struct Simulation {
     out: Vec<DataPacket>,
     end: Instant,
     events: u64,
+    /// How far the run has been carried (the clock may stop earlier when
+    /// no event falls in the last stretch).
+    ran_until: Instant,
     /// Segments whose next pass over the link is dropped (tests).
     forced_drops: Vec<(u32, u64)>,
 }
@@ -149,6 +152,7 @@ impl Simulation {
             end: t0 + cfg.duration,
             events: 0,
             forced_drops: Vec::new(),
+            ran_until: t0,
             q,
             cfg,
         })
@@ -189,13 +193,22 @@ impl Simulation {
     pub fn run_until(&mut self, until: Instant, trace: &mut dyn FnMut(&TraceRow)) {
         let until = until.min(self.end);
         while let Some(t) = self.q.peek_time() {
-            if t > until || self.all_done() {
+            if t > until {
                 break;
+            }
+            if self.all_done() {
+                self.ran_until = self.q.now();
+                return;
             }
             let (now, ev) = self.q.pop().expect("peeked");
             self.events += 1;
             self.dispatch(now, ev, trace);
         }
+        self.ran_until = if self.all_done() {
+            self.q.now()
+        } else {
+            until.max(self.ran_until)
+        };
     }
 
     fn all_done(&self) -> bool {
@@ -369,7 +382,7 @@ impl Simulation {
 
     /// The results so far.
     pub fn report(&self) -> RunReport {
-        let now = self.q.now().min(self.end);
+        let now = self.ran_until;
         let run_s = now.as_nanos() as f64 / 1e9;
         let mut flows: Vec<FlowReport> = self
             .flows
