@@ -74,6 +74,9 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let global = Global { json: cli.json };
+    if !matches!(cli.command, Command::Lab(_)) {
+        restore_sigpipe();
+    }
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a, global),
         Command::Enable(a) => cmd::enable::run(a, global),
@@ -92,6 +95,17 @@ fn main() -> ExitCode {
             eprintln!("bbrkit: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Like every Unix filter, `bbrkit conns | head` should end quietly when the
+/// reader goes away instead of panicking on EPIPE: Rust ignores SIGPIPE by
+/// default, so restore the default action. Not for `lab`, whose traffic
+/// tester writes to TCP sockets and handles EPIPE itself.
+fn restore_sigpipe() {
+    // SAFETY: changes a signal disposition before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
