@@ -87,6 +87,10 @@ impl Topology {
         ] {
             ns.run(|| {
                 let mut nl = Rtnl::open()?;
+                // Socket buffers that fit long fat paths (1 Gbit/s × 100 ms
+                // is 12.5 MB); these sysctls are per namespace.
+                ns.write_sysctl("net/ipv4/tcp_rmem", "4096 131072 67108864")?;
+                ns.write_sysctl("net/ipv4/tcp_wmem", "4096 16384 67108864")?;
                 let lo = index("lo")?;
                 nl.set_up(lo)?;
                 let idx = index(ifname)?;

@@ -77,8 +77,10 @@ impl PacketSocket {
         // Kernel receive timestamps: a frame's arrival time is when the
         // kernel saw it, not when a busy emulator got around to reading it.
         setopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
-        setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 32 << 20)
-            .or_else(|_| setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, 32 << 20))?;
+        // 8 MB (a few thousand frames): absorbs CPU stalls of a few ms
+        // without turning an overloaded emulator into a 100 ms queue.
+        setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 8 << 20)
+            .or_else(|_| setopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, 8 << 20))?;
         setopt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 8 << 20)
             .or_else(|_| setopt(raw, libc::SOL_SOCKET, libc::SO_SNDBUF, 8 << 20))?;
         // SAFETY: zeroed sockaddr_ll is valid; we fill the fields bind needs.
