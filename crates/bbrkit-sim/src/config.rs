@@ -145,10 +145,10 @@ impl SimConfig {
         if !(0.0..1.0).contains(&p.ack_loss) {
             return Err(ConfigError::Loss(p.ack_loss));
         }
-        if let BufferSize::Bdp(m) = p.buffer {
-            if !m.is_finite() || m < 0.0 {
-                return Err(ConfigError::Buffer);
-            }
+        if let BufferSize::Bdp(m) = p.buffer
+            && (!m.is_finite() || m < 0.0)
+        {
+            return Err(ConfigError::Buffer);
         }
         if self.sample_interval.is_some_and(|i| i.is_zero()) {
             return Err(ConfigError::ZeroInterval);

@@ -75,12 +75,12 @@ impl Receiver {
             self.rcv_nxt += 1;
             let mut delivered = u64::from(p.len);
             // Pull in any out-of-order range that is now contiguous.
-            if let Some(&(s, e)) = self.ooo.first() {
-                if s == self.rcv_nxt {
-                    delivered += (s..e).map(|k| u64::from(seg_len(k))).sum::<u64>();
-                    self.rcv_nxt = e;
-                    self.ooo.remove(0);
-                }
+            if let Some(&(s, e)) = self.ooo.first()
+                && s == self.rcv_nxt
+            {
+                delivered += (s..e).map(|k| u64::from(seg_len(k))).sum::<u64>();
+                self.rcv_nxt = e;
+                self.ooo.remove(0);
             }
             self.recent.retain(|&(_, e)| e > self.rcv_nxt);
             self.bytes_delivered += delivered;

@@ -274,19 +274,19 @@ impl Simulation {
             }
             Ev::Delack(f) => {
                 let fl = &mut self.flows[f as usize];
-                if fl.timers.delack.fire(now) {
-                    if let Some(a) = fl.receiver.on_delack_timer(now) {
-                        self.send_ack(now, a);
-                    }
+                if fl.timers.delack.fire(now)
+                    && let Some(a) = fl.receiver.on_delack_timer(now)
+                {
+                    self.send_ack(now, a);
                 }
                 self.sync_delack(f);
             }
             Ev::Sample => {
                 self.sample(now, trace);
-                if let Some(iv) = self.cfg.sample_interval {
-                    if now + iv <= self.end {
-                        self.q.schedule(now + iv, Ev::Sample);
-                    }
+                if let Some(iv) = self.cfg.sample_interval
+                    && now + iv <= self.end
+                {
+                    self.q.schedule(now + iv, Ev::Sample);
                 }
             }
         }

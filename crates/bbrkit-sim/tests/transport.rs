@@ -192,7 +192,7 @@ fn memory_follows_packets_in_flight_not_run_length() {
         let mut m = (0, 0);
         let mut t = sim.now();
         while t < Instant::from_micros(until_s * 1_000_000) {
-            t = t + Duration::from_millis(50);
+            t += Duration::from_millis(50);
             sim.run_until(t, &mut |_| {});
             m.0 = m.0.max(sim.pending_events());
             m.1 = m.1.max(sim.packets_held());

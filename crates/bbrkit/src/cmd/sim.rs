@@ -301,10 +301,10 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             }
             let mut io_err = None;
             let report = bbrkit_sim::run(cfg, &mut |row| {
-                if let Some(f) = ts_file.as_mut() {
-                    if let Err(e) = csv::write_row(f, run_idx, *loss, row) {
-                        io_err.get_or_insert(e);
-                    }
+                if let Some(f) = ts_file.as_mut()
+                    && let Err(e) = csv::write_row(f, run_idx, *loss, row)
+                {
+                    io_err.get_or_insert(e);
                 }
                 series[first + row.flow as usize].push(row);
             })?;

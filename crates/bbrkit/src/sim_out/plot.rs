@@ -36,7 +36,7 @@ impl Series {
     /// Adds a sample (keeps every `stride`-th).
     pub fn push(&mut self, r: &TraceRow) {
         self.seen += 1;
-        if (self.seen - 1) % self.stride != 0 {
+        if !(self.seen - 1).is_multiple_of(self.stride) {
             return;
         }
         self.throughput.push((r.time_s, r.throughput_bps / 1e6));
