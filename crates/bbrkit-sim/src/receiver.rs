@@ -29,6 +29,8 @@ pub struct Receiver {
     pub delack_deadline: Option<Instant>,
     /// Payload bytes delivered in order to the application.
     pub bytes_delivered: u64,
+    /// New payload bytes that arrived (first copies, in order or not).
+    pub bytes_received: u64,
     /// Segments that arrived more than once.
     pub duplicates: u64,
     /// When the last in-order byte was delivered.
@@ -47,6 +49,7 @@ impl Receiver {
             delack,
             delack_deadline: None,
             bytes_delivered: 0,
+            bytes_received: 0,
             duplicates: 0,
             last_delivery: None,
         }
@@ -70,6 +73,7 @@ impl Receiver {
             self.duplicates += 1;
             return Some(self.ack_now());
         }
+        self.bytes_received += u64::from(p.len);
         if seg == self.rcv_nxt {
             let had_ooo = !self.ooo.is_empty();
             self.rcv_nxt += 1;
@@ -209,7 +213,7 @@ mod tests {
         // Filling the hole delivers everything and acks at once.
         let a = r.on_data(t, &data(1), |_| 1000).unwrap();
         assert_eq!((a.cum, a.nsacks), (6, 0));
-        assert_eq!(r.bytes_delivered, 6000);
+        assert_eq!((r.bytes_delivered, r.bytes_received), (6000, 6000));
         // A duplicate is acked at once and not delivered again.
         let a = r.on_data(t, &data(3), |_| 1000).unwrap();
         assert_eq!(a.cum, 6);

@@ -123,8 +123,12 @@ pub struct TraceRow {
     pub flow: u32,
     /// Algorithm name.
     pub cc: &'static str,
-    /// Goodput over the last interval, bits per second.
+    /// New data arriving at the receiver (first copies, in order or not)
+    /// over the last interval, bits per second.
     pub throughput_bps: f64,
+    /// Data delivered in order to the application over the last interval,
+    /// bits per second (jumps when a retransmission fills a hole).
+    pub goodput_bps: f64,
     /// Congestion window, packets.
     pub cwnd_pkts: u32,
     /// Packets in flight (Linux `tcp_packets_in_flight`).

@@ -58,6 +58,7 @@ struct Flow {
     queue_drops: u64,
     random_drops: u64,
     last_sample_bytes: u64,
+    last_sample_received: u64,
 }
 
 /// A simulation in progress.
@@ -134,6 +135,7 @@ impl Simulation {
                     queue_drops: 0,
                     random_drops: 0,
                     last_sample_bytes: 0,
+                    last_sample_received: 0,
                 }
             })
             .collect();
@@ -356,11 +358,14 @@ impl Simulation {
             let s = &fl.sender;
             let st = s.status();
             let bytes = fl.receiver.bytes_delivered;
+            let received = fl.receiver.bytes_received;
+            let per_s = |b: u64| b as f64 * 8.0 / iv.as_secs_f64();
             let row = TraceRow {
                 time_s: now.as_nanos() as f64 / 1e9,
                 flow: i as u32,
                 cc: self.cfg.flows[i].algorithm.name(),
-                throughput_bps: (bytes - fl.last_sample_bytes) as f64 * 8.0 / iv.as_secs_f64(),
+                throughput_bps: per_s(received - fl.last_sample_received),
+                goodput_bps: per_s(bytes - fl.last_sample_bytes),
                 cwnd_pkts: s.tcp.snd_cwnd,
                 inflight_pkts: s.tcp.packets_in_flight(),
                 pacing_rate_bps: if s.paced() {
@@ -376,6 +381,7 @@ impl Simulation {
                 queue_bytes,
             };
             fl.last_sample_bytes = bytes;
+            fl.last_sample_received = received;
             trace(&row);
         }
     }

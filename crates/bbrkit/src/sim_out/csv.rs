@@ -6,7 +6,7 @@ use std::io::Write;
 use bbrkit_sim::TraceRow;
 
 /// The header line.
-pub const HEADER: &str = "time_s,flow,cc,run,loss,throughput_bps,cwnd_pkts,inflight_pkts,\
+pub const HEADER: &str = "time_s,flow,cc,run,loss,throughput_bps,goodput_bps,cwnd_pkts,inflight_pkts,\
 pacing_rate_bps,delivery_rate_bps,srtt_ms,bw_estimate_bps,state,ca_state,queue_bytes";
 
 fn opt(v: Option<f64>) -> String {
@@ -17,13 +17,14 @@ fn opt(v: Option<f64>) -> String {
 pub fn write_row(w: &mut impl Write, run: usize, loss: f64, r: &TraceRow) -> std::io::Result<()> {
     writeln!(
         w,
-        "{:.3},{},{},{},{},{:.0},{},{},{:.0},{},{:.3},{},{},{},{}",
+        "{:.3},{},{},{},{},{:.0},{:.0},{},{},{:.0},{},{:.3},{},{},{},{}",
         r.time_s,
         r.flow,
         r.cc,
         run,
         loss,
         r.throughput_bps,
+        r.goodput_bps,
         r.cwnd_pkts,
         r.inflight_pkts,
         r.pacing_rate_bps,
