@@ -228,3 +228,74 @@ fn random_loss_after_link_matches_binomial_bounds() {
         f.random_drops
     );
 }
+
+#[test]
+fn every_algorithm_delivers_a_lossy_transfer_exactly() {
+    let size = 4_000_000;
+    for alg in bbrkit_cc::Algorithm::ALL {
+        for (seed, loss) in [(1, 0.0), (2, 0.02)] {
+            let mut cfg = SimConfig::new(
+                path(50_000_000, 30, BufferSize::Bdp(0.5), loss),
+                vec![finite(alg, size)],
+                Duration::from_secs(60),
+                seed,
+            );
+            cfg.path.ack_loss = 0.05;
+            let r = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+            let f = &r.flows[0];
+            println!("{alg} seed {seed} loss {loss}: {f:?}");
+            assert_eq!(f.bytes_delivered, size, "{alg}");
+            assert!(f.fct_s.is_some(), "{alg} finished");
+            assert!(r.duration_s < 60.0, "the run stops when every flow is done");
+        }
+    }
+}
+
+#[test]
+fn extra_rtt_applies_to_one_flow_only() {
+    let cfg = SimConfig::new(
+        path(50_000_000, 20, BufferSize::Bdp(1.0), 0.0),
+        vec![
+            FlowConfig::bulk(Algorithm::Bbr1),
+            FlowConfig {
+                extra_rtt: Duration::from_millis(60),
+                ..FlowConfig::bulk(Algorithm::Bbr1)
+            },
+        ],
+        Duration::from_secs(5),
+        1,
+    );
+    let r = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+    let min = |i: usize| r.flows[i].rtt_ms.unwrap().p50;
+    // Base 20 ms vs 80 ms, plus the shared queue.
+    assert!(
+        min(1) - min(0) > 55.0 && min(1) - min(0) < 65.0,
+        "{} {}",
+        min(0),
+        min(1)
+    );
+}
+
+#[test]
+fn bursty_loss_hits_in_runs() {
+    let mut cfg = SimConfig::new(
+        path(50_000_000, 10, BufferSize::Bdp(1.0), 0.0),
+        vec![FlowConfig::bulk(Algorithm::Bbr1)],
+        Duration::from_secs(10),
+        4,
+    );
+    cfg.path.loss = LossModel::bursty(0.02, 5.0);
+    let bursty = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+    cfg.path.loss = LossModel::bernoulli(0.02);
+    let indep = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
+    let (b, i) = (&bursty.flows[0], &indep.flows[0]);
+    let rate = |f: &bbrkit_sim::FlowReport| f.random_drops as f64 / f.packets_sent as f64;
+    assert!((rate(b) - 0.02).abs() < 0.006 && (rate(i) - 0.02).abs() < 0.004);
+    // The same number of drops falls into fewer recovery episodes.
+    assert!(
+        b.recoveries * 2 < i.recoveries,
+        "{} vs {}",
+        b.recoveries,
+        i.recoveries
+    );
+}
