@@ -9,6 +9,12 @@
 //! each algorithm can follow its kernel reference line by line. Pick one by
 //! name with [`Algorithm`] (`"bbr"` means BBRv1, as in the kernel) and drive it
 //! through [`AnyController`].
+//!
+//! [`testing`] is a small deterministic transport and synthetic path that
+//! runs the Linux per-ACK call sequence; the unit, property and snapshot
+//! tests use it, and it is the reference for how a transport must call a
+//! controller. `docs/cc.md` documents the interface, the call order and
+//! every deliberate deviation from the kernel references.
 
 pub mod algorithm;
 pub mod bbr1;
