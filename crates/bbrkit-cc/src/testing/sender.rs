@@ -322,7 +322,9 @@ impl<C: CongestionControl> Sender<C> {
             .snd_ssthresh
             .max((self.tcp.snd_cwnd >> 1) + (self.tcp.snd_cwnd >> 2));
         self.tcp.snd_ssthresh = cur;
-        let mut delta = (idle.as_nanos() / rto.as_nanos().max(1)) as u32;
+        // `while ((delta -= rto) > 0 && cwnd > restart) cwnd >>= 1`: one
+        // halving per whole RTO of idleness beyond the first.
+        let mut delta = ((idle.as_nanos() - 1) / rto.as_nanos().max(1)) as u32;
         let mut cwnd = self.tcp.snd_cwnd;
         while delta > 0 && cwnd > restart {
             cwnd >>= 1;
@@ -437,7 +439,7 @@ impl<C: CongestionControl> Sender<C> {
         out.lost = (self.tcp.lost - prior_lost) as u32;
 
         // 5. Recovery state machine.
-        self.recovery_state(ack.ece, out.lost, &mut out.transitions);
+        self.recovery_state(ack.ece, &mut out.transitions);
 
         // 6. Rate sample; packet-timed round for tracing.
         rate::generate(&mut self.tcp, &mut rs, out.delivered, out.lost, false);
@@ -536,7 +538,7 @@ impl<C: CongestionControl> Sender<C> {
         log.push(s);
     }
 
-    fn recovery_state(&mut self, ece: bool, newly_lost: u32, log: &mut Vec<CaState>) {
+    fn recovery_state(&mut self, ece: bool, log: &mut Vec<CaState>) {
         let done = self.tcp.snd_una >= self.high_seq;
         match self.tcp.ca_state {
             CaState::Cwr if self.tcp.snd_una > self.high_seq => {
@@ -551,7 +553,9 @@ impl<C: CongestionControl> Sender<C> {
             _ => {}
         }
         let state = self.tcp.ca_state;
-        if newly_lost > 0 && !matches!(state, CaState::Recovery | CaState::Loss) {
+        // tcp_time_to_recover: any packet marked lost (also one left over
+        // from the previous episode) starts fast recovery.
+        if self.tcp.lost_out > 0 && !matches!(state, CaState::Recovery | CaState::Loss) {
             if state != CaState::Cwr {
                 self.init_cwnd_reduction();
             }

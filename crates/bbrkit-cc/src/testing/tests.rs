@@ -334,3 +334,37 @@ fn observer_sees_every_ack_with_valid_samples() {
     assert_eq!(acks as usize, d.trace().len());
     assert!(valid * 10 >= acks * 9, "{valid} of {acks} samples valid");
 }
+
+#[test]
+fn idle_longer_than_rto_restarts_cwnd_unless_disabled() {
+    let run = |restart: bool| {
+        let cfg = PathConfig {
+            queue_limit: 1000,
+            app: App::OnOff {
+                burst: 300,
+                idle: Duration::from_secs(2),
+            },
+            slow_start_after_idle: restart,
+            ..PathConfig::default()
+        };
+        let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
+        d.run_for(Duration::from_millis(2500));
+        // Last ACK of the first burst, first ACK of the second.
+        let tr = d.trace();
+        let gap = tr
+            .windows(2)
+            .position(|w| w[1].t_us - w[0].t_us > 1_000_000)
+            .unwrap();
+        (tr[gap].cwnd, tr[gap + 1].cwnd, tr[gap + 1].ssthresh)
+    };
+    let (before, after, ssthresh) = run(true);
+    assert!(before > 40, "cwnd grew in the first burst: {before}");
+    // 2 s idle ≈ 8 RTOs: halved down to the initial window (+1 for the ACK).
+    assert_eq!(after, 11);
+    assert!(
+        ssthresh >= before * 3 / 4,
+        "tcp_current_ssthresh keeps 3/4 of cwnd"
+    );
+    let (before, after, _) = run(false);
+    assert!(after >= before, "no restart: {before} -> {after}");
+}
