@@ -336,3 +336,38 @@ fn hystart_leaves_slow_start_before_loss_on_a_deep_buffer() {
     );
     assert!(exit.rtt_us.unwrap() > 112_500);
 }
+
+#[test]
+fn rto_returns_to_slow_start_then_cubic_from_k_zero() {
+    use crate::testing::{App, EventKind, drop_packets};
+    // A 100-packet burst whose last 3 packets are lost: no later packet can
+    // reveal them, so the RTO fires; then slow start up to 0.7 × cwnd.
+    let cfg = PathConfig {
+        queue_limit: 1000,
+        app: App::OnOff {
+            burst: 100,
+            idle: Duration::from_millis(1),
+        },
+        ..PathConfig::default()
+    };
+    let mut d = Driver::new(cfg, Cubic::new).with_loss(drop_packets([97, 98, 99]));
+    d.run_for(Duration::from_secs(4));
+    let tr = d.trace();
+    let rto = tr
+        .iter()
+        .position(|e| e.kind == EventKind::Rto)
+        .expect("an RTO");
+    let at_rto = &tr[rto];
+    assert_eq!(at_rto.cwnd, 1);
+    assert_eq!(at_rto.ca_state, CaState::Loss);
+    let before = &tr[rto - 1];
+    assert_eq!(at_rto.ssthresh, (before.cwnd * 717 / 1024).max(2));
+    assert_eq!(at_rto.state, "slow_start");
+    // Slow start after the RTO, then congestion avoidance once cwnd ≥ ssthresh.
+    let ca = tr[rto..]
+        .iter()
+        .position(|e| e.state == "congestion_avoidance")
+        .expect("leaves slow start");
+    assert!(tr[rto..rto + ca].iter().all(|e| e.state == "slow_start"));
+    assert_eq!(d.sender.cc.w_max(), 0, "set_state(Loss) forgot W_max");
+}
