@@ -109,6 +109,18 @@ impl Icmp {
         if rc < 0 {
             return Err(io::Error::last_os_error());
         }
+        // Room for ~100 ms of replies at 10 000 probes/s, so a descheduled
+        // prober does not lose answers in its own socket buffer.
+        let size: libc::c_int = 4 << 20;
+        unsafe {
+            libc::setsockopt(
+                raw,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                (&size as *const libc::c_int).cast(),
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
         Ok(Icmp { fd })
     }
 
