@@ -182,7 +182,10 @@ impl Harness {
         );
         if self.is_bbr() {
             let bw = self.sender.cc.status(tcp).bw_bps.unwrap_or(0);
-            prop_assert!(bw == 0 || tcp.pacing_rate > 0, "{alg}: bw {bw} bit/s but no pacing rate");
+            prop_assert!(
+                bw == 0 || tcp.pacing_rate > 0,
+                "{alg}: bw {bw} bit/s but no pacing rate"
+            );
             if delivered && matches!(tcp.ca_state, CaState::Open | CaState::Disorder) {
                 prop_assert!(
                     tcp.snd_cwnd >= 4,
@@ -392,4 +395,81 @@ fn random_cases_visit_every_state() {
 fn every_algorithm_is_covered() {
     // If an algorithm is added to Algorithm::ALL, add a property above.
     assert_eq!(Algorithm::ALL.len(), 5);
+}
+
+mod sampler_and_filter {
+    //! Properties of the shared parts on their own.
+    use bbrkit_cc::filter::MinMax;
+    use bbrkit_cc::testing::{Driver, PathConfig, random_loss};
+    use bbrkit_cc::{Algorithm, Duration};
+    use proptest::prelude::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    proptest! {
+        #![proptest_config(super::config())]
+
+        /// On a path without ACK compression (constant delay, FIFO, every
+        /// ACK delivered), no valid delivery-rate sample exceeds the
+        /// bottleneck rate, whatever the loss, buffer, ACK policy and
+        /// controller: max(send phase, ACK phase) holds the estimate down.
+        #[test]
+        fn delivery_rate_never_exceeds_the_bottleneck(
+            alg in prop::sample::select(Algorithm::ALL.to_vec()),
+            mbit in 1u64..200,
+            rtt_ms in 1u64..200,
+            queue in 2usize..300,
+            loss_permille in 0u32..50,
+            ack_every in 1u32..=2,
+            seed in any::<u64>(),
+        ) {
+            let cfg = PathConfig {
+                rate_bps: mbit * 1_000_000,
+                base_rtt: Duration::from_millis(rtt_ms),
+                queue_limit: queue,
+                ack_every,
+                record_trace: false,
+                ..PathConfig::default()
+            };
+            // The path serializes a packet in a whole number of ns.
+            let pkt_per_s = 1e9 / cfg.serialization().as_nanos() as f64;
+            let worst = Rc::new(Cell::new(0.0f64));
+            let w2 = worst.clone();
+            let mut d = Driver::with_algorithm(cfg, alg, seed)
+                .with_loss(random_loss(f64::from(loss_permille) / 1000.0, seed))
+                .with_observer(move |v| {
+                    if let Some(r) = v.rs.delivery_rate_pps() {
+                        w2.set(w2.get().max(r));
+                    }
+                });
+            d.run_for(Duration::from_millis(20 * rtt_ms + 500));
+            prop_assert!(
+                worst.get() <= pkt_per_s * (1.0 + 1e-9),
+                "{alg}: sample {:.1} pkt/s > bottleneck {:.1} pkt/s", worst.get(), pkt_per_s
+            );
+        }
+
+        /// Nichols' filter never reports more than the exact windowed max,
+        /// always reports a value seen inside the window, never less than
+        /// the newest sample; a new maximum is reported at once.
+        #[test]
+        fn windowed_max_is_a_recent_sample_bounded_by_the_exact_max(
+            steps in prop::collection::vec((0u32..4, any::<u16>()), 1..300),
+            win in 1u32..20,
+        ) {
+            let mut f = MinMax::<u32, u32>::default();
+            let mut hist: Vec<(u32, u32)> = Vec::new();
+            let mut t = 0u32;
+            for (dt, v) in steps {
+                t += dt;
+                let v = u32::from(v);
+                hist.push((t, v));
+                let got = f.running_max(win, t, v);
+                let window: Vec<u32> = hist.iter().filter(|&&(ts, _)| t - ts <= win).map(|&(_, x)| x).collect();
+                prop_assert!(got <= *window.iter().max().unwrap());
+                prop_assert!(got >= v);
+                prop_assert!(window.contains(&got), "{got} not in window {window:?}");
+            }
+        }
+    }
 }
