@@ -16,6 +16,9 @@
 //! controller. `docs/cc.md` documents the interface, the call order and
 //! every deliberate deviation from the kernel references.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod algorithm;
 pub mod bbr1;
 pub mod bbr3;
