@@ -3,18 +3,24 @@
 //! The transport (the simulator, or any userspace TCP-like sender) calls:
 //!
 //! ```text
-//!  per ACK ─┬─ pkts_acked(tcp, sample)              if new data was (S)ACKed
-//!           ├─ [set_state(tcp, Recovery|Loss|Open)]  on recovery entry/exit
+//!  per ACK ─┬─ rate::on_packet_delivered for each newly (S)ACKed packet
+//!           ├─ pkts_acked(tcp, sample)              every ACK (sample.rtt None if no RTT)
+//!           ├─ skb_marked_lost(tcp, tx, 1)          per packet newly marked lost (v3 hook)
+//!           ├─ [ssthresh(tcp), set_state(tcp, Recovery|Cwr|Open)]  recovery entry/exit
+//!           ├─ rate::generate
 //!           └─ tcp_cong_control:
 //!                 has_cong_control()? ── yes ──► cong_control(tcp, rate_sample)      (BBR)
 //!                        │ no
-//!                        ├─ in cwnd reduction? ──► transport runs PRR (RFC 6937)     (Reno, CUBIC)
-//!                        └─ else cwnd-limited? ──► cong_avoid(tcp, ack, acked)
-//!  on recovery entry / RTO ─► ssthresh(tcp) (before set_state)
+//!                        ├─ Recovery/CWR? ──► transport runs PRR (RFC 6937)          (Reno, CUBIC)
+//!                        ├─ else snd_una advanced? ──► cong_avoid(tcp, ack, acked)
+//!                        └─ then pacing::tcp_update_pacing_rate(tcp)
+//!  on RTO ──────────────────► ssthresh(tcp), cwnd_event(Loss), cwnd = in_flight + 1, set_state(Loss)
 //!  on spurious recovery ────► undo_cwnd(tcp)
-//!  on events ───────────────► cwnd_event(tcp, TxStart | CwndRestart | Loss | EcnIsCe | ...)
-//!  packet marked lost ──────► skb_marked_lost(tcp, tx, pcount)   (v3 hook, before cong_control)
+//!  on send, nothing in flight ► cwnd_event(TxStart)  (after CwndRestart for cong_avoid controllers)
 //! ```
+//!
+//! `set_state` is called before `tcp.ca_state` changes, `ssthresh` before
+//! `set_state`, as in Linux. `docs/cc.md` has the full transport contract.
 //!
 //! [`crate::testing::Sender`] is a complete, tested example of this order.
 //!
