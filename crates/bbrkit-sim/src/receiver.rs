@@ -3,14 +3,18 @@
 //!
 //! ACK policy (Linux `__tcp_ack_snd_check`): ACK at once when out-of-order
 //! data is held, when a segment arrives out of order or fills a hole, or on a
-//! duplicate; otherwise ACK every second full segment, or when the delayed-ACK
-//! timer (40 ms, `TCP_DELACK_MIN`) fires. There is no quick-ACK phase at
-//! connection start (documented difference from Linux). Owns nothing on the
-//! sender side; must never acknowledge data it has not received.
+//! duplicate; in quick-ACK mode (the first 16 segments of a connection, and
+//! 16 more after a duplicate: `TCP_MAX_QUICKACKS`) every segment; otherwise
+//! every second full segment, or when the delayed-ACK timer (40 ms,
+//! `TCP_DELACK_MIN`) fires. Owns nothing on the sender side; must never
+//! acknowledge data it has not received.
 
 use bbrkit_cc::{Duration, Instant};
 
 use crate::packet::{AckPacket, DataPacket, MAX_SACK_BLOCKS, SackBlock};
+
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
 
 /// Receiver state of one flow.
 #[derive(Debug, Clone)]
@@ -24,6 +28,8 @@ pub struct Receiver {
     recent: Vec<SackBlock>,
     /// In-order segments received but not yet acknowledged.
     unacked: u32,
+    /// Segments still to be acknowledged at once (quick-ACK mode).
+    quickack: u32,
     delack: Duration,
     /// When the delayed ACK is due, if one is pending.
     pub delack_deadline: Option<Instant>,
@@ -46,6 +52,7 @@ impl Receiver {
             ooo: Vec::new(),
             recent: Vec::new(),
             unacked: 0,
+            quickack: MAX_QUICKACKS,
             delack,
             delack_deadline: None,
             bytes_delivered: 0,
@@ -53,6 +60,12 @@ impl Receiver {
             duplicates: 0,
             last_delivery: None,
         }
+    }
+
+    /// The same receiver without the initial quick-ACK phase.
+    pub fn without_quickack(mut self) -> Self {
+        self.quickack = 0;
+        self
     }
 
     /// Next segment expected.
@@ -71,6 +84,8 @@ impl Receiver {
         let seg = p.seg;
         if seg < self.rcv_nxt || self.range_of(seg).is_some() {
             self.duplicates += 1;
+            // tcp_data_queue: a retransmit forces quick-ACK mode.
+            self.quickack = self.quickack.max(MAX_QUICKACKS);
             return Some(self.ack_now());
         }
         self.bytes_received += u64::from(p.len);
@@ -90,6 +105,10 @@ impl Receiver {
             self.bytes_delivered += delivered;
             self.last_delivery = Some(now);
             self.unacked += 1;
+            if self.quickack > 0 {
+                self.quickack -= 1;
+                return Some(self.ack_now());
+            }
             if had_ooo || !self.ooo.is_empty() || self.unacked >= 2 {
                 return Some(self.ack_now());
             }
@@ -179,7 +198,21 @@ mod tests {
     }
 
     fn rx() -> Receiver {
-        Receiver::new(0, Duration::from_millis(40))
+        Receiver::new(0, Duration::from_millis(40)).without_quickack()
+    }
+
+    #[test]
+    fn quick_acks_the_first_sixteen_segments() {
+        let mut r = Receiver::new(0, Duration::from_millis(40));
+        let t = Instant::ZERO;
+        for k in 0..16 {
+            assert!(r.on_data(t, &data(k), |_| 1000).is_some(), "segment {k}");
+        }
+        assert!(r.on_data(t, &data(16), |_| 1000).is_none(), "then delayed");
+        assert!(r.on_data(t, &data(17), |_| 1000).is_some());
+        // A duplicate re-enters quick-ACK mode.
+        assert!(r.on_data(t, &data(3), |_| 1000).is_some());
+        assert!(r.on_data(t, &data(18), |_| 1000).is_some());
     }
 
     #[test]
