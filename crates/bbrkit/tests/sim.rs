@@ -211,3 +211,38 @@ fn presets_run() {
     let v = json(&["--preset", "bufferbloat", "--duration", "2s"]);
     assert_eq!(v["path"]["buffer_bytes"], 2_500_000);
 }
+
+#[test]
+fn ctrl_c_leaves_no_file_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ts.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+        .args([
+            "sim",
+            "--rate",
+            "1gbit",
+            "--duration",
+            "600s",
+            "--timeseries",
+        ])
+        .arg(&csv)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tmp = dir.path().join(".ts.csv.bbrkit-tmp");
+    let t0 = std::time::Instant::now();
+    while !tmp.exists() {
+        assert!(t0.elapsed().as_secs() < 20, "temporary file never appeared");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: sends SIGINT to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing left"
+    );
+}

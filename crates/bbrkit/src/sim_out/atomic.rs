@@ -2,12 +2,72 @@
 //! temporary file next to the target, which is renamed over it on
 //! [`OutFile::commit`] and removed if dropped uncommitted. Creating the
 //! temporary file up front proves the path is writable before any work.
+//! While a temporary file exists, SIGINT/SIGTERM remove it before the
+//! process exits (128 + signal), so Ctrl-C leaves nothing behind.
 
+use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use anyhow::{Context, bail};
+
+/// Temporary files to remove if a signal ends the process.
+static PENDING: [AtomicPtr<libc::c_char>; 8] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 8];
+static HANDLER: Once = Once::new();
+
+extern "C" fn remove_pending_and_exit(sig: libc::c_int) {
+    for slot in &PENDING {
+        let p = slot.load(Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: unlink and _exit are async-signal-safe; `p` is a
+            // NUL-terminated string leaked by `track` until `untrack`.
+            unsafe { libc::unlink(p) };
+        }
+    }
+    // SAFETY: async-signal-safe; ends the process without unwinding.
+    unsafe { libc::_exit(128 + sig) };
+}
+
+/// Registers `path` for removal on SIGINT/SIGTERM; returns its slot.
+fn track(path: &Path) -> Option<usize> {
+    HANDLER.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: installs a handler that only calls async-signal-safe functions.
+            unsafe {
+                libc::signal(
+                    sig,
+                    remove_pending_and_exit as *const () as libc::sighandler_t,
+                )
+            };
+        }
+    });
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?.into_raw();
+    for (i, slot) in PENDING.iter().enumerate() {
+        if slot
+            .compare_exchange(std::ptr::null_mut(), c, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return Some(i);
+        }
+    }
+    // SAFETY: `c` came from `into_raw` above and was not stored.
+    drop(unsafe { CString::from_raw(c) });
+    None
+}
+
+fn untrack(slot: Option<usize>) {
+    if let Some(i) = slot {
+        let p = PENDING[i].swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: `p` came from `CString::into_raw` in `track`.
+            drop(unsafe { CString::from_raw(p) });
+        }
+    }
+}
 
 /// A file being written atomically.
 #[derive(Debug)]
@@ -15,6 +75,7 @@ pub struct OutFile {
     target: PathBuf,
     tmp: PathBuf,
     writer: Option<BufWriter<File>>,
+    slot: Option<usize>,
 }
 
 fn temp_for(target: &Path) -> PathBuf {
@@ -39,16 +100,25 @@ impl OutFile {
             bail!("{what}: '{}' is not a file path", target.display());
         }
         let tmp = temp_for(target);
+        let slot = track(&tmp);
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(&tmp)
-            .with_context(|| format!("{what}: cannot write '{}'", target.display()))?;
+            .with_context(|| format!("{what}: cannot write '{}'", target.display()));
+        let file = match file {
+            Ok(f) => f,
+            Err(e) => {
+                untrack(slot);
+                return Err(e);
+            }
+        };
         Ok(OutFile {
             target: target.to_path_buf(),
             tmp,
             writer: Some(BufWriter::new(file)),
+            slot,
         })
     }
 
@@ -66,9 +136,13 @@ impl OutFile {
             .with_context(|| format!("writing '{}'", self.target.display()))?;
         file.sync_all()
             .with_context(|| format!("writing '{}'", self.target.display()))?;
-        std::fs::rename(&self.tmp, &self.target)
-            .with_context(|| format!("renaming into '{}'", self.target.display()))?;
-        Ok(())
+        let renamed = std::fs::rename(&self.tmp, &self.target)
+            .with_context(|| format!("renaming into '{}'", self.target.display()));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        untrack(self.slot.take());
+        renamed
     }
 }
 
@@ -77,6 +151,7 @@ impl Drop for OutFile {
         if self.writer.is_some() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+        untrack(self.slot.take());
     }
 }
 
