@@ -1,6 +1,7 @@
 //! Property tests: every algorithm ([`Algorithm::ALL`]) driven by random
 //! sequences of sends, deliveries (in order, reordered or SACKed), drops,
-//! ECN echoes, RTOs (also spurious ones) and idle periods, through the
+//! ECN echoes, RTOs (also spurious ones), undo of spurious recoveries and
+//! idle periods, through the
 //! test transport ([`bbrkit_cc::testing::Sender`]). After every transport
 //! call the invariants below are checked.
 //!
@@ -55,6 +56,9 @@ enum Op {
     /// The retransmission timer fires now (spurious if packets are still
     /// in the network).
     Rto,
+    /// The current (or next) recovery episode turns out spurious: it ends
+    /// with `undo_cwnd` (Linux `tcp_try_undo_recovery`/`_loss`).
+    Undo,
     /// Nothing happens for `ms` (up to 12 s: long enough for ProbeRTT and
     /// CUBIC's idle epoch shift), then the RTO fires if it is due.
     Idle(u16),
@@ -67,6 +71,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(n, ms, reorder, ce)| Op::Deliver { n, ms, reorder, ce }),
         1 => (1u8..4).prop_map(Op::Drop),
         1 => Just(Op::Rto),
+        1 => Just(Op::Undo),
         1 => (0u16..12_000).prop_map(Op::Idle),
     ]
 }
@@ -157,6 +162,7 @@ impl Harness {
                 self.sender.on_rto(self.now);
                 self.check(false)?;
             }
+            Op::Undo => self.sender.mark_spurious(),
             Op::Idle(ms) => {
                 self.now += Duration::from_millis(u64::from(ms));
                 if self.sender.rto_deadline().is_some_and(|t| t <= self.now) {
@@ -374,14 +380,18 @@ fn random_cases_visit_every_state() {
             prop::collection::vec(op(), 1..400),
         );
         let mut seen = std::collections::BTreeSet::new();
+        let (mut undos, mut rtos) = (0, 0);
         for _ in 0..200 {
             let (seed, ecn, ops) = strategy.new_tree(&mut runner).unwrap().current();
             let mut h = Harness::new(alg, seed, ecn);
             for op in &ops {
                 h.run(op).unwrap();
             }
+            undos += h.sender.stats().undos;
+            rtos += h.sender.stats().rtos;
             seen.extend(h.seen);
         }
+        assert!(undos > 0 && rtos > 0, "{alg}: undos {undos}, RTOs {rtos}");
         for s in states
             .iter()
             .chain(&["Open", "Disorder", "Recovery", "Loss", "Cwr"])

@@ -24,7 +24,9 @@
 //!
 //! RTO (`tcp_enter_loss`): mark every unSACKed packet lost, `ssthresh()` +
 //! `cwnd_event(Loss)` once per window, `cwnd = in_flight + 1`,
-//! `set_state(Loss)`. Simplifications (test tool): no undo/DSACK, no TLP, no
+//! `set_state(Loss)`. Undo (`undo_cwnd`, ssthresh restored, `set_state(Open)`)
+//! when the episode was declared spurious with [`Sender::mark_spurious`].
+//! Simplifications (test tool): no DSACK/F-RTO detection, no TLP, no
 //! RACK reordering timer (tail losses end in an RTO), one packet per
 //! transmission (no TSO), RTT from the newest never-retransmitted packet
 //! delivered by the ACK.
@@ -96,6 +98,8 @@ pub struct SenderStats {
     pub rtos: u64,
     /// Fast-recovery episodes entered.
     pub recoveries: u64,
+    /// Episodes undone as spurious ([`Sender::mark_spurious`]).
+    pub undos: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +141,10 @@ pub struct Sender<C> {
     round: u64,
     round_end: u64,
     stats: SenderStats,
+    /// `tp->prior_ssthresh`: ssthresh to restore on undo.
+    prior_ssthresh: u32,
+    /// Treat the end of the current Recovery/Loss episode as spurious.
+    undo_next_exit: bool,
 }
 
 impl<C: CongestionControl> Sender<C> {
@@ -164,6 +172,8 @@ impl<C: CongestionControl> Sender<C> {
             round: 0,
             round_end: 0,
             stats: SenderStats::default(),
+            prior_ssthresh: 0,
+            undo_next_exit: false,
         }
     }
 
@@ -522,6 +532,45 @@ impl<C: CongestionControl> Sender<C> {
         }
     }
 
+    /// Declare the current (or next) fast recovery or RTO episode spurious,
+    /// as DSACKs or timestamps would show (Linux `tcp_may_undo`): when it
+    /// ends (`snd_una >= high_seq`) the transport calls `undo_cwnd()` and
+    /// restores ssthresh instead of setting cwnd = ssthresh
+    /// (`tcp_try_undo_recovery` / `tcp_try_undo_loss`).
+    pub fn mark_spurious(&mut self) {
+        self.undo_next_exit = true;
+    }
+
+    /// Linux `tcp_current_ssthresh`.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.tcp.snd_ssthresh
+        } else {
+            let c = self.tcp.snd_cwnd;
+            self.tcp.snd_ssthresh.max((c >> 1) + (c >> 2))
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`, then `set_state(Open)`. For an RTO
+    /// episode the loss marks of packets not yet retransmitted are removed
+    /// (`unmark_loss`); the kernel clears all of them.
+    fn undo(&mut self, log: &mut Vec<CaState>) {
+        self.undo_next_exit = false;
+        if self.prior_ssthresh > 0 {
+            let cwnd = self.cc.undo_cwnd(&mut self.tcp);
+            self.tcp.set_cwnd(cwnd);
+            self.tcp.snd_ssthresh = self.tcp.snd_ssthresh.max(self.prior_ssthresh);
+        }
+        if self.tcp.ca_state == CaState::Loss {
+            for p in self.pkts.iter_mut().filter(|p| p.lost && !p.retrans) {
+                p.lost = false;
+                self.tcp.lost_out -= 1;
+            }
+        }
+        self.stats.undos += 1;
+        self.set_ca_state(CaState::Open, log);
+    }
+
     /// Linux `tcp_init_cwnd_reduction`.
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.tcp.snd_nxt;
@@ -545,6 +594,7 @@ impl<C: CongestionControl> Sender<C> {
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open, log);
             }
+            CaState::Recovery | CaState::Loss if done && self.undo_next_exit => self.undo(log),
             CaState::Recovery if done => {
                 self.set_ca_state(CaState::Open, log);
                 self.end_cwnd_reduction();
@@ -557,6 +607,7 @@ impl<C: CongestionControl> Sender<C> {
         // from the previous episode) starts fast recovery.
         if self.tcp.lost_out > 0 && !matches!(state, CaState::Recovery | CaState::Loss) {
             if state != CaState::Cwr {
+                self.prior_ssthresh = self.current_ssthresh();
                 self.init_cwnd_reduction();
             }
             self.stats.recoveries += 1;
@@ -639,6 +690,7 @@ impl<C: CongestionControl> Sender<C> {
             || self.tcp.snd_una >= self.high_seq
             || (state == CaState::Loss && self.backoff == 0)
         {
+            self.prior_ssthresh = self.current_ssthresh();
             self.tcp.prior_cwnd = self.tcp.snd_cwnd;
             self.tcp.snd_ssthresh = self.cc.ssthresh(&mut self.tcp);
             self.cc.cwnd_event(&mut self.tcp, CaEvent::Loss);

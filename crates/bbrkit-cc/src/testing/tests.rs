@@ -51,6 +51,7 @@ impl CongestionControl for Logged {
         self.inner.ssthresh(tcp)
     }
     fn undo_cwnd(&mut self, tcp: &mut Tcp) -> u32 {
+        self.push(format!("undo_cwnd(state={:?})", tcp.ca_state));
         self.inner.undo_cwnd(tcp)
     }
     fn set_state(&mut self, tcp: &mut Tcp, s: CaState) {
@@ -367,4 +368,46 @@ fn idle_longer_than_rto_restarts_cwnd_unless_disabled() {
     );
     let (before, after, _) = run(false);
     assert!(after >= before, "no restart: {before} -> {after}");
+}
+
+#[test]
+fn spurious_recovery_is_undone_with_undo_cwnd_before_open() {
+    let cfg = PathConfig {
+        queue_limit: 1000,
+        ..PathConfig::default()
+    };
+    let (d, log) = logged(cfg.clone(), false);
+    let mut d = d.with_loss(drop_packets([30]));
+    d.sender.mark_spurious();
+    d.run_for(Duration::from_secs(1));
+    assert_eq!(d.sender.stats().undos, 1);
+    let log = log.borrow();
+    let undo = pos(&log, "undo_cwnd(state=Recovery)");
+    assert_eq!(log[undo + 1], "set_state(Recovery->Open)");
+    assert!(
+        !log.iter().any(|s| s == "cwnd_event(CompleteCwr)"),
+        "undo skips tcp_end_cwnd_reduction"
+    );
+
+    // Reno: cwnd comes back to the pre-loss window, ssthresh to its old value.
+    let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1).with_loss(drop_packets([30]));
+    d.sender.mark_spurious();
+    d.run_for(Duration::from_secs(1));
+    let tr = d.trace();
+    let entry = tr
+        .iter()
+        .position(|e| e.ca_state == CaState::Recovery)
+        .unwrap();
+    let exit = entry
+        + tr[entry..]
+            .iter()
+            .position(|e| e.ca_state == CaState::Open)
+            .unwrap();
+    assert!(
+        tr[exit].cwnd >= tr[entry - 1].cwnd,
+        "{} < {}",
+        tr[exit].cwnd,
+        tr[entry - 1].cwnd
+    );
+    assert!(tr[exit].ssthresh > tr[entry].ssthresh);
 }
