@@ -639,7 +639,8 @@ impl Sender {
                 rate::on_packet_delivered(&mut self.tcp, &mut rs, &mut self.segs[i].tx, true);
                 self.rack_advance(k, flags, xmit, now);
                 if flags & F_EVER_RETRANS == 0 {
-                    first_sack_xmit.get_or_insert(xmit);
+                    // first_sackt: the earliest-sent newly SACKed segment.
+                    first_sack_xmit = Some(first_sack_xmit.map_or(xmit, |t| t.min(xmit)));
                     newest_xmit = newest_xmit.max(Some(xmit));
                 }
             }
