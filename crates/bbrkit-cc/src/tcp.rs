@@ -4,8 +4,9 @@
 //!
 //! The transport owns a [`Tcp`], keeps the read-only fields current, and passes
 //! it to every controller call. Controllers write only `snd_cwnd`,
-//! `snd_ssthresh`, `snd_cwnd_cnt` and `pacing_rate` (as their Linux
-//! counterparts do). Counts are in packets (MSS-sized segments), like Linux;
+//! `snd_ssthresh`, `snd_cwnd_cnt` and `pacing_rate`, and BBR also
+//! `app_limited` in PROBE_RTT (as their Linux counterparts do). Counts are
+//! in packets (MSS-sized segments), like Linux;
 //! sequence numbers are byte offsets from the start of the connection (no wrap).
 //!
 //! Additions since the first version (additive only; construct with
