@@ -148,6 +148,10 @@ pub struct RunResult {
     pub spoiled_reason: Option<String>,
     /// Attempts made for this run (1 = not repeated).
     pub attempts: usize,
+    /// Whether repeating a spoiled run could help (not when the emulator
+    /// was at its ceiling).
+    #[serde(skip)]
+    pub retry_may_help: bool,
 }
 
 /// One algorithm under one condition.
@@ -254,17 +258,40 @@ pub fn validate(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Why a run's emulator report makes it untrustworthy, if it does.
-pub fn spoiled(rep: &EmulatorReport) -> Option<String> {
+/// Why a run's emulator report makes it untrustworthy, if it does, and
+/// whether repeating it can help (a stall may not recur; an emulator at its
+/// ceiling will be there again).
+pub fn spoiled(rep: &EmulatorReport) -> Option<(String, bool)> {
     let d = &rep.data;
     let own_drops = d.kernel_drops + d.overflow_drops + rep.reverse.kernel_drops;
-    if d.frames_in > 0 && own_drops as f64 > 0.001 * d.frames_in as f64 {
-        return Some(format!("emulator dropped {own_drops} frames of its own"));
+    let late = if d.frames_out > 0 {
+        d.late_frames as f64 / d.frames_out as f64
+    } else {
+        0.0
+    };
+    if late > 0.25 {
+        return Some((
+            format!(
+                "emulator at its ceiling: {:.0}% of frames > {} µs late, {own_drops} dropped by it",
+                late * 100.0,
+                d.late_us_threshold
+            ),
+            false,
+        ));
     }
-    if d.frames_out > 0 && d.late_frames as f64 > 0.10 * d.frames_out as f64 {
-        return Some(format!(
-            "{} of {} frames delivered > {} µs late (CPU stall or emulator at its ceiling)",
-            d.late_frames, d.frames_out, d.late_us_threshold
+    if d.frames_in > 0 && own_drops as f64 > 0.001 * d.frames_in as f64 {
+        return Some((
+            format!("emulator dropped {own_drops} frames of its own"),
+            true,
+        ));
+    }
+    if late > 0.10 {
+        return Some((
+            format!(
+                "{} of {} frames delivered > {} µs late (CPU stall or emulator near its ceiling)",
+                d.late_frames, d.frames_out, d.late_us_threshold
+            ),
+            true,
         ));
     }
     None
@@ -326,7 +353,7 @@ pub fn run(
                 let result = loop {
                     attempts += 1;
                     let r = one_run(topo, kind, link, &spec, seed, run_no, cancel)?;
-                    if r.spoiled && attempts <= plan.retries {
+                    if r.spoiled && r.retry_may_help && attempts <= plan.retries {
                         on_event(Event::Repeat {
                             reason: r.spoiled_reason.as_deref().unwrap_or(""),
                         });
@@ -393,7 +420,9 @@ fn one_run(
     let test = run_test(topo, spec, cancel);
     let rep = emu.stop()?;
     let test = test?;
-    let reason = spoiled(&rep);
+    let verdict = spoiled(&rep);
+    let retry_may_help = verdict.as_ref().is_some_and(|v| v.1);
+    let reason = verdict.map(|v| v.0);
     Ok(RunResult {
         run: run_no,
         seed,
@@ -405,6 +434,7 @@ fn one_run(
         emulator: Some(rep),
         spoiled: reason.is_some(),
         spoiled_reason: reason,
+        retry_may_help,
         attempts: 1,
     })
 }
@@ -486,9 +516,14 @@ mod tests {
         rep.data.frames_out = 1000;
         assert_eq!(spoiled(&rep), None);
         rep.data.late_frames = 200;
-        assert!(spoiled(&rep).unwrap().contains("late"));
+        let (why, retry) = spoiled(&rep).unwrap();
+        assert!(why.contains("late") && retry, "{why}");
+        rep.data.late_frames = 300;
+        let (why, retry) = spoiled(&rep).unwrap();
+        assert!(why.contains("ceiling") && !retry, "{why}");
         rep.data.late_frames = 0;
         rep.data.kernel_drops = 5;
-        assert!(spoiled(&rep).unwrap().contains("dropped"));
+        let (why, retry) = spoiled(&rep).unwrap();
+        assert!(why.contains("dropped") && retry, "{why}");
     }
 }

@@ -175,7 +175,12 @@ pub fn forward(
             }
             sent_any |= sent > 0;
             if sent < due {
-                break; // egress full: retry on the next turn
+                if sent == 0 {
+                    // Egress full: let the kernel drain it (a real-time
+                    // thread that spins here would starve that work).
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+                break; // retry on the next turn
             }
         }
 
