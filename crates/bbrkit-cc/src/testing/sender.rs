@@ -28,8 +28,12 @@
 //! when the episode was declared spurious with [`Sender::mark_spurious`].
 //! Simplifications (test tool): no DSACK/F-RTO detection, no TLP, no
 //! RACK reordering timer (tail losses end in an RTO), one packet per
-//! transmission (no TSO), RTT from the newest never-retransmitted packet
-//! delivered by the ACK.
+//! transmission (no TSO), no TCP timestamps. RTTs as in `tcp_clean_rtx_queue`
+//! / `tcp_ack_update_rtt` (Karn: never-retransmitted packets only): srtt
+//! from the earliest-sent newly ACKed packet (none if the ACK covers a
+//! retransmission), else the earliest-sent newly SACKed one; `rs.rtt`,
+//! `pkts_acked` and the min-RTT filter from the latest-sent one (SACKed
+//! preferred).
 
 mod recovery;
 
@@ -102,6 +106,49 @@ pub struct SenderStats {
     pub recoveries: u64,
     /// Episodes undone as spurious ([`Sender::mark_spurious`]).
     pub undos: u64,
+}
+
+/// Send times of the packets one ACK delivers (Linux `first_ackt`,
+/// `last_ackt`, `sack->first_sackt`, `sack->last_sackt`).
+#[derive(Debug, Default)]
+struct AckTimes {
+    ackt: Option<(Instant, Instant)>,
+    sackt: Option<(Instant, Instant)>,
+    /// A cumulatively ACKed packet had been retransmitted
+    /// (`FLAG_RETRANS_DATA_ACKED`): no RTT from the cumulative part.
+    retrans_acked: bool,
+    /// Highest transmission index delivered (for loss marking).
+    max_tx: Option<u64>,
+}
+
+impl AckTimes {
+    fn add(&mut self, sent: Instant, sacked: bool, ever_retrans: bool) {
+        if ever_retrans {
+            self.retrans_acked |= !sacked;
+            return;
+        }
+        let span = if sacked {
+            &mut self.sackt
+        } else {
+            &mut self.ackt
+        };
+        *span = Some(span.map_or((sent, sent), |(f, l)| (f.min(sent), l.max(sent))));
+    }
+
+    /// (`seq_rtt` for srtt, `ca_rtt` for rs.rtt / min_rtt), as
+    /// `tcp_clean_rtx_queue` + `tcp_ack_update_rtt` choose them.
+    fn rtts(&self, now: Instant) -> (Option<Duration>, Option<Duration>) {
+        let (mut seq, mut ca) = (None, None);
+        if let Some((first, last)) = self.ackt.filter(|_| !self.retrans_acked) {
+            seq = Some(now - first);
+            ca = Some(now - last);
+        }
+        if let Some((first, last)) = self.sackt {
+            seq = seq.or(Some(now - first));
+            ca = Some(now - last);
+        }
+        (seq, ca)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -355,7 +402,9 @@ impl<C: CongestionControl> Sender<C> {
         (base * (1u32 << self.backoff.min(16))).min(TCP_RTO_MAX)
     }
 
-    fn rtt_sample(&mut self, rtt: Duration) {
+    /// `tcp_rtt_estimator` (RFC 6298 smoothing) for `rtt`, and
+    /// `tcp_update_rtt_min` (300 s windowed min) for `ca_rtt`.
+    fn rtt_sample(&mut self, rtt: Duration, ca_rtt: Duration) {
         let t = &mut self.tcp;
         if t.srtt.is_zero() {
             t.srtt = rtt;
@@ -366,7 +415,7 @@ impl<C: CongestionControl> Sender<C> {
             t.srtt = (t.srtt * 7 + rtt) / 8;
         }
         let now_ms = t.now.as_nanos() / 1_000_000;
-        let ns = rtt.as_nanos() as u64;
+        let ns = ca_rtt.as_nanos() as u64;
         let f = self.min_rtt.get_or_insert(MinMax::new(now_ms, ns));
         let m = f.running_min(TCP_MIN_RTT_WLEN_MS, now_ms, ns);
         self.tcp.min_rtt = Some(Duration::from_nanos(m));
@@ -383,8 +432,7 @@ impl<C: CongestionControl> Sender<C> {
         rs.prior_in_flight = prior_in_flight;
         rs.is_ece = ack.ece;
         let mut out = AckOutcome::default();
-        let mut newest_rtt_send: Option<Instant> = None;
-        let mut max_tx: Option<u64> = None;
+        let mut times = AckTimes::default();
         let cum = ack.cum.min(self.next_num);
         let front = self.pkts.front().map_or(self.next_num, |p| p.num);
 
@@ -400,22 +448,16 @@ impl<C: CongestionControl> Sender<C> {
             }
             self.pkts[i].sacked = true;
             self.tcp.sacked_out += 1;
-            self.deliver(i, true, ack.ece, &mut rs, &mut newest_rtt_send, &mut max_tx);
+            self.deliver(i, true, ack.ece, &mut rs, &mut times);
             out.delivered += 1;
         }
         let mut pkts_acked = 0;
         while self.pkts.front().is_some_and(|p| p.num < cum) {
             if self.pkts[0].sacked {
                 self.tcp.sacked_out -= 1;
+                times.retrans_acked |= self.pkts[0].ever_retrans;
             } else {
-                self.deliver(
-                    0,
-                    false,
-                    ack.ece,
-                    &mut rs,
-                    &mut newest_rtt_send,
-                    &mut max_tx,
-                );
+                self.deliver(0, false, ack.ece, &mut rs, &mut times);
                 out.delivered += 1;
             }
             self.pkts.pop_front();
@@ -427,10 +469,10 @@ impl<C: CongestionControl> Sender<C> {
         let una_advanced = self.tcp.snd_una > prior_una;
 
         // 2. RTT and RTO timer.
-        if let Some(sent) = newest_rtt_send {
-            let rtt = now - sent;
-            self.rtt_sample(rtt);
-            rs.rtt = Some(rtt);
+        let (seq_rtt, ca_rtt) = times.rtts(now);
+        rs.rtt = ca_rtt;
+        if let (Some(rtt), Some(ca_rtt)) = (seq_rtt, ca_rtt) {
+            self.rtt_sample(rtt, ca_rtt);
         }
         if una_advanced {
             self.backoff = 0;
@@ -445,7 +487,7 @@ impl<C: CongestionControl> Sender<C> {
         self.cc.pkts_acked(&mut self.tcp, &sample);
 
         // 4. Loss marking by transmission order.
-        if let Some(max_tx) = max_tx {
+        if let Some(max_tx) = times.max_tx {
             self.mark_losses(max_tx);
         }
         out.lost = (self.tcp.lost - prior_lost) as u32;
@@ -485,8 +527,7 @@ impl<C: CongestionControl> Sender<C> {
         sacked: bool,
         ece: bool,
         rs: &mut RateSample,
-        newest: &mut Option<Instant>,
-        max_tx: &mut Option<u64>,
+        times: &mut AckTimes,
     ) {
         let p = &mut self.pkts[i];
         if p.lost {
@@ -502,10 +543,8 @@ impl<C: CongestionControl> Sender<C> {
             self.tcp.delivered_ce += 1;
         }
         rate::on_packet_delivered(&mut self.tcp, rs, &mut p.tx, sacked);
-        if !p.ever_retrans {
-            *newest = Some(newest.map_or(p.tx.send_time, |t| t.max(p.tx.send_time)));
-        }
-        *max_tx = Some(max_tx.map_or(p.tx_index, |m| m.max(p.tx_index)));
+        times.add(p.tx.send_time, sacked, p.ever_retrans);
+        times.max_tx = Some(times.max_tx.map_or(p.tx_index, |m| m.max(p.tx_index)));
     }
 
     fn mark_losses(&mut self, max_tx: u64) {

@@ -411,3 +411,60 @@ fn spurious_recovery_is_undone_with_undo_cwnd_before_open() {
     );
     assert!(tr[exit].ssthresh > tr[entry].ssthresh);
 }
+
+#[test]
+fn rtt_samples_follow_clean_rtx_queue_and_karn() {
+    let ms = |n: u64| Instant::from_micros(n * 1000);
+    let tcp = Tcp::new(Instant::ZERO, 1000);
+    let mut s = Sender::new(tcp, Reno::new);
+    for t in 0..4 {
+        s.send(ms(t), true).unwrap();
+    }
+    // A stretch ACK of packets 0..=2 at 50 ms: srtt from the earliest
+    // (sent at 0: 50 ms), rs.rtt and min_rtt from the latest (sent at 2: 48 ms).
+    let out = s.on_ack(
+        ms(50),
+        &Ack {
+            cum: 3,
+            ..Ack::default()
+        },
+    );
+    assert_eq!(s.tcp.srtt, Duration::from_millis(50));
+    assert_eq!(out.rs.rtt, Some(Duration::from_millis(48)));
+    assert_eq!(s.tcp.min_rtt, Some(Duration::from_millis(48)));
+    // RTO, retransmission of packet 3, ACKed: Karn's rule, no RTT at all.
+    s.on_rto(ms(400));
+    let tx = s.send(ms(400), false).unwrap();
+    assert!(tx.is_retrans);
+    let out = s.on_ack(
+        ms(450),
+        &Ack {
+            cum: 4,
+            ..Ack::default()
+        },
+    );
+    assert_eq!(out.rs.rtt, None);
+    assert_eq!(s.tcp.srtt, Duration::from_millis(50));
+    // SACK-only ACKs: both samples from the SACKed packets.
+    for t in 0..3 {
+        s.send(ms(500 + t), true).unwrap();
+    }
+    let out = s.on_ack(
+        ms(560),
+        &Ack {
+            cum: 4,
+            sacked: vec![5, 6],
+            ece: false,
+        },
+    );
+    assert_eq!(
+        out.rs.rtt,
+        Some(Duration::from_millis(58)),
+        "latest SACKed, sent at 502"
+    );
+    // srtt moved towards the earliest SACKed (sent at 501: 59 ms).
+    assert_eq!(
+        s.tcp.srtt,
+        (Duration::from_millis(50) * 7 + Duration::from_millis(59)) / 8
+    );
+}
