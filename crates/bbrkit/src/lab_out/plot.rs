@@ -1,5 +1,6 @@
 //! `--plot FILE.svg`: goodput over time (from `tcpi_bytes_acked`, summed
-//! over flows) of every run, one panel per condition, one colour per algorithm.
+//! over flows) of every run, one panel per condition, one colour per
+//! algorithm, on a log axis so Mbit/s and Gbit/s fit one chart.
 
 use std::path::Path;
 
@@ -16,6 +17,9 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
+/// Lowest value on the log axis, Mbit/s.
+const FLOOR_MBPS: f64 = 0.1;
+
 /// Series of (t_s, Mbit/s) for one run, flows summed.
 fn series(run: &bbrkit_lab::runner::RunResult) -> Vec<(f64, f64)> {
     let n = run.flows.iter().map(|f| f.samples.len()).min().unwrap_or(0);
@@ -28,7 +32,9 @@ fn series(run: &bbrkit_lab::runner::RunResult) -> Vec<(f64, f64)> {
             dt = b.t_s - a.t_s;
         }
         if dt > 0.0 {
-            out.push((run.flows[0].samples[i].t_s, bytes as f64 * 8.0 / dt / 1e6));
+            // Log axis: CUBIC's Mbit/s and BBR's Gbit/s on one chart.
+            let mbps = (bytes as f64 * 8.0 / dt / 1e6).max(FLOOR_MBPS);
+            out.push((run.flows[0].samples[i].t_s, mbps));
         }
     }
     out
@@ -55,12 +61,12 @@ pub fn render(report: &LabReport) -> anyhow::Result<String> {
                 .margin(10)
                 .x_label_area_size(30)
                 .y_label_area_size(60)
-                .build_cartesian_2d(0.0..report.duration_s, 0.0..ymax)
+                .build_cartesian_2d(0.0..report.duration_s, (FLOOR_MBPS..ymax).log_scale())
                 .map_err(|e| anyhow!("{e}"))?;
             chart
                 .configure_mesh()
                 .x_desc("time (s)")
-                .y_desc("goodput (Mbit/s)")
+                .y_desc("goodput (Mbit/s, log)")
                 .draw()
                 .map_err(|e| anyhow!("{e}"))?;
             for (ci, res) in cond.results.iter().enumerate() {

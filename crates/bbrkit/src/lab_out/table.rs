@@ -124,7 +124,7 @@ pub fn table(r: &LabReport) -> String {
     if spoiled > 0 {
         let _ = writeln!(
             out,
-            "* {spoiled} run(s) still spoiled after repeating (emulator late or dropping; see --json)"
+            "* {spoiled} run(s) spoiled: the emulator delivered > 10% of frames late or dropped frames itself (at its ceiling, or a CPU stall that a repeat did not cure; see --json)"
         );
     }
     out
