@@ -80,7 +80,11 @@ impl Condition {
             parts.push(format!("{}% loss", fmt_num(self.loss * 100.0)));
         }
         if let Some(r) = self.rate_bps {
-            parts.push(format!("{} Mbit/s", fmt_num(r as f64 / 1e6)));
+            parts.push(if r >= 1_000_000_000 {
+                format!("{} Gbit/s", fmt_num(r as f64 / 1e9))
+            } else {
+                format!("{} Mbit/s", fmt_num(r as f64 / 1e6))
+            });
         }
         if parts.is_empty() {
             "no impairment".into()
@@ -488,6 +492,11 @@ mod tests {
         assert_eq!(s[0].label(), "no impairment");
         assert_eq!(s[1].label(), "10 ms + 2% loss");
         assert_eq!(s[2].label(), "10 ms + 5% loss");
+        let mut c = s[1];
+        c.rate_bps = Some(1_000_000_000);
+        assert_eq!(c.label(), "10 ms + 2% loss + 1 Gbit/s");
+        c.rate_bps = Some(100_000_000);
+        assert_eq!(c.label(), "10 ms + 2% loss + 100 Mbit/s");
     }
 
     #[test]
