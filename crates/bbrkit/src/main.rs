@@ -9,9 +9,8 @@
 //! stderr, `bbrkit: ...`, with the cause chain.
 
 mod cmd;
-mod sim_out;
 mod lab_out;
-#[allow(dead_code)] // used by `sim` and `lab` as they land
+mod sim_out;
 mod units;
 
 use std::process::ExitCode;
