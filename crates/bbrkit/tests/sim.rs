@@ -198,6 +198,43 @@ fn unwritable_plot_path_fails_before_simulating_and_writes_nothing() {
 }
 
 #[test]
+fn same_path_for_timeseries_and_plot_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.svg");
+    std::fs::write(&out, "previous").unwrap();
+    let spelled_otherwise = dir.path().join(".").join("run.svg");
+    assert_usage_error(
+        &[
+            "--duration",
+            "1s",
+            "--timeseries",
+            out.to_str().unwrap(),
+            "--plot",
+            spelled_otherwise.to_str().unwrap(),
+        ],
+        "name the same file",
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_flow_starting_after_the_run_is_refused() {
+    assert_usage_error(
+        &[
+            "--cc",
+            "cubic,bbr1",
+            "--compete",
+            "--start",
+            "0,20s",
+            "--duration",
+            "10s",
+        ],
+        "flow 1 would start at 20 s",
+    );
+}
+
+#[test]
 fn presets_run() {
     let v = json(&["--preset", "seed", "--duration", "1s", "--rate", "100mbit"]);
     assert_eq!(

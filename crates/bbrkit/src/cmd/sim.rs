@@ -183,6 +183,13 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         None => vec![],
     };
     let starts = per_flow("start", starts, n, Duration::ZERO)?;
+    if let Some((i, s)) = starts.iter().enumerate().find(|(_, s)| **s >= duration) {
+        bail!(
+            "--start: flow {i} would start at {} s, not before the end of the {} s run",
+            s.as_secs_f64(),
+            duration.as_secs_f64()
+        );
+    }
     let sizes = match &a.size {
         Some(s) => s
             .split(',')
@@ -235,6 +242,14 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
 /// Runs `bbrkit sim`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let plan = plan(&args)?;
+    if let (Some(ts), Some(pl)) = (&args.timeseries, &args.plot)
+        && same_target(ts, pl)
+    {
+        bail!(
+            "--timeseries and --plot name the same file '{}'",
+            pl.display()
+        );
+    }
     // Prove the outputs are writable before spending time simulating.
     let mut ts_file = args
         .timeseries
@@ -375,6 +390,32 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         print!("{}", table::alone(&doc));
     }
     Ok(Outcome::Ok)
+}
+
+/// Whether two output paths name the same file (so writing both would
+/// clobber one with the other): compared after resolving the directory.
+fn same_target(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let resolve = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let dir = dir.canonicalize().unwrap_or(dir);
+        match p.file_name() {
+            Some(name) => dir.join(name),
+            None => p.to_path_buf(),
+        }
+    };
+    let (ra, rb) = (resolve(a), resolve(b));
+    if ra == rb {
+        return true;
+    }
+    // Hard links or symlinks to one file.
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
+        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
+        _ => false,
+    }
 }
 
 /// Runs independent configurations on all cores; results in input order
