@@ -44,9 +44,10 @@ pub struct BbrV3Model {
     pub bw_hi: u64,
     /// Short-term lower bound on bandwidth (`bbr_bw_lo_msb:lsb`), bytes per second.
     pub bw_lo: u64,
-    /// `bbr_mode`: state machine mode (STARTUP, DRAIN, PROBE_BW, PROBE_RTT).
+    /// `bbr_mode`, `enum bbr_mode`: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT.
     pub mode: u8,
-    /// `bbr_phase`: PROBE_BW phase (DOWN, CRUISE, REFILL, UP).
+    /// `bbr_phase`, `enum bbr_pacing_gain_phase` (PROBE_BW's cycle):
+    /// 0 UP, 1 DOWN, 2 CRUISE, 3 REFILL.
     pub phase: u8,
     /// `bbr_inflight_lo`, packets.
     pub inflight_lo: u32,

@@ -24,7 +24,8 @@ pub struct Filter {
     /// kernel (an `INET_DIAG_REQ_BYTECODE` program, as `ss` does it) and
     /// checked again in user space.
     pub port: Option<u16>,
-    /// Only sockets whose congestion-control algorithm is this name.
+    /// Only sockets whose congestion-control algorithm is this name
+    /// (ASCII case-insensitive: `BBR` matches the kernel's `bbr`).
     pub cc: Option<String>,
     /// Ask for `INET_DIAG_INFO` and BBR info (the algorithm name is always asked for).
     pub details: bool,
@@ -54,7 +55,7 @@ impl Filter {
             return false;
         }
         match &self.cc {
-            Some(cc) => s.cc.as_deref() == Some(cc.as_str()),
+            Some(cc) => s.cc.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(cc)),
             None => true,
         }
     }
@@ -193,5 +194,55 @@ impl Conn {
                 return Ok(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Family, TcpState};
+
+    fn sock(cc: Option<&str>, local: u16, remote: u16) -> Socket {
+        Socket {
+            family: Family::V4,
+            state: TcpState::Established,
+            local: ([127, 0, 0, 1], local).into(),
+            remote: ([127, 0, 0, 1], remote).into(),
+            interface: 0,
+            cookie: 1,
+            uid: 0,
+            inode: 1,
+            timer: 0,
+            timer_retrans: 0,
+            expires_ms: 0,
+            recv_queue: 0,
+            send_queue: 0,
+            cc: cc.map(str::to_string),
+            tcp_info: None,
+            bbr: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn user_space_filter_matches_port_either_end_and_cc_any_case() {
+        let f = Filter {
+            cc: Some("BBR".into()),
+            port: Some(443),
+            ..Filter::default()
+        };
+        assert!(f.matches(&sock(Some("bbr"), 443, 5000)));
+        assert!(f.matches(&sock(Some("bbr"), 5000, 443)));
+        assert!(!f.matches(&sock(Some("bbr"), 5000, 5001)), "port");
+        assert!(!f.matches(&sock(Some("cubic"), 443, 5000)), "algorithm");
+        assert!(
+            !f.matches(&sock(None, 443, 5000)),
+            "TIME_WAIT has no algorithm"
+        );
+        assert!(
+            !f.matches(&sock(Some("bbr2"), 443, 5000)),
+            "whole name only"
+        );
+        assert!(Filter::default().matches(&sock(None, 1, 2)));
     }
 }

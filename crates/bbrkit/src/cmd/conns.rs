@@ -73,15 +73,15 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
-/// (`crate::print_json` would panic on EPIPE, so the JSON goes through here too.)
+/// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by
+/// SIGPIPE (main restores the default action); any other write error (a full
+/// disk) is reported rather than a panic as with `print!`.
 fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing to stdout"),
-    }
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
 }
 
 fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
@@ -427,6 +427,116 @@ mod tests {
                 .contains("unknown TCP state 'nope'")
         );
         assert!(parse_states(",").is_err());
+    }
+
+    /// A BBR socket whose kernel sent a `tcp_info` of `info_len` bytes and a
+    /// `tcp_bbr_info` of `bbr` bytes.
+    fn bbr_socket(info_len: usize, bbr: &[u8]) -> Socket {
+        let mut t = vec![0u8; info_len];
+        let mut put = |off: usize, v: &[u8]| {
+            if off + v.len() <= t.len() {
+                t[off..off + v.len()].copy_from_slice(v);
+            }
+        };
+        put(68, &2000u32.to_ne_bytes()); // rtt 2 ms
+        put(80, &42u32.to_ne_bytes()); // cwnd
+        put(160, &1_000_000u64.to_ne_bytes()); // delivery rate, B/s
+        put(200, &4000u64.to_ne_bytes()); // bytes_sent
+        put(208, &1000u64.to_ne_bytes()); // bytes_retrans
+        Socket {
+            family: Family::V4,
+            state: TcpState::Established,
+            local: "10.0.0.1:443".parse().unwrap(),
+            remote: "10.0.0.2:50000".parse().unwrap(),
+            interface: 0,
+            cookie: 1,
+            uid: 0,
+            inode: 1,
+            timer: 0,
+            timer_retrans: 0,
+            expires_ms: 0,
+            recv_queue: 0,
+            send_queue: 0,
+            cc: Some("bbr".into()),
+            tcp_info: Some(TcpInfo::parse(&t)),
+            bbr: Some(BbrInfo::parse(bbr).unwrap()),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn bbr_v3_bytes() -> Vec<u8> {
+        let mut b = Vec::new();
+        for v in [125_000u32, 0, 1500, 320, 512, 250_000, 0, 100_000, 0] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b.extend_from_slice(&[2, 1, 0, 3]); // PROBE_BW, DOWN, unused, version 3
+        for v in [7u32, 9, 2] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn json_and_table_of_v1_and_v3_bbr_sockets() {
+        let v1 = bbr_socket(248, &bbr_v3_bytes()[..20]);
+        let j = serde_json::to_value(socket_json(&v1)).unwrap();
+        assert_eq!(j["rtt_ms"], 2.0);
+        assert_eq!(j["cwnd"], 42);
+        assert_eq!(j["delivery_rate_bits_per_second"], 8_000_000);
+        assert_eq!(j["retrans_ratio"], 0.25);
+        assert_eq!(j["bbr"]["version"], 1);
+        assert_eq!(j["bbr"]["bw_bits_per_second"], 1_000_000);
+        assert_eq!(j["bbr"]["min_rtt_ms"], 1.5);
+        assert_eq!(j["bbr"]["pacing_gain"], 1.25);
+        assert_eq!(j["bbr"]["cwnd_gain"], 2.0);
+        assert!(j["bbr"]["v3"].is_null());
+
+        let v3 = bbr_socket(248, &bbr_v3_bytes());
+        let j = serde_json::to_value(socket_json(&v3)).unwrap();
+        assert_eq!(j["bbr"]["version"], 3);
+        let m = &j["bbr"]["v3"];
+        assert_eq!(m["bw_hi_bits_per_second"], 2_000_000);
+        assert_eq!(m["bw_lo_bits_per_second"], 800_000);
+        assert_eq!((&m["mode"], &m["phase"]), (&2.into(), &1.into()));
+        assert_eq!(
+            (&m["inflight_lo"], &m["inflight_hi"], &m["extra_acked"]),
+            (&7.into(), &9.into(), &2.into())
+        );
+        let text = render(&summary::by_algorithm(&[v1.clone(), v3.clone()]), &[v1, v3]);
+        assert!(
+            text.contains("bbr1:(bw:1.0Mbit/s,mrtt:1.500ms,pacing_gain:1.250"),
+            "{text}"
+        );
+        assert!(text.contains("bbr3:(bw:1.0Mbit/s"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("bbr ")).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols, ["bbr", "2", "2.000", "-", "16.0Mbit/s", "25.00%"]);
+    }
+
+    #[test]
+    fn older_kernel_fields_are_null_not_zero() {
+        // A 4.x-era 104-byte tcp_info: no pacing, delivery rate, bytes or busy time.
+        let s = bbr_socket(104, &bbr_v3_bytes()[..20]);
+        let j = serde_json::to_value(socket_json(&s)).unwrap();
+        assert_eq!(j["tcp_info_bytes"], 104);
+        assert_eq!(j["cwnd"], 42);
+        for k in [
+            "pacing_rate_bits_per_second",
+            "delivery_rate_bits_per_second",
+            "bytes_sent",
+            "bytes_retrans",
+            "retrans_ratio",
+            "busy_s",
+            "rwnd_limited_ratio",
+            "min_rtt_ms",
+        ] {
+            assert!(j[k].is_null(), "{k}: {}", j[k]);
+        }
+        let text = render(&summary::by_algorithm(std::slice::from_ref(&s)), &[s]);
+        assert!(
+            text.contains("bytes_sent:- bytes_acked:- bytes_retrans:-"),
+            "{text}"
+        );
     }
 
     #[test]
