@@ -34,7 +34,7 @@ pub struct Args {
 
 /// Runs `bbrkit metrics`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
-    let root = Root::from_option(args.root.as_deref()).context("--root")?;
+    let root = Root::from_option(args.root.as_deref())?;
     if let Some(path) = &args.textfile {
         check_textfile_path(path)?;
     }
@@ -51,15 +51,15 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
-/// (`crate::print_json` would panic on EPIPE, so the JSON goes through here too.)
+/// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by
+/// SIGPIPE (main restores the default action); any other write error (a full
+/// disk) is reported rather than a panic as with `print!`.
 fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing to stdout"),
-    }
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
 }
 
 fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
