@@ -238,7 +238,7 @@ fn grep_keys(root: &Root, rel: &str, out: &mut Vec<String>) {
 
 /// Runs every diagnosis.
 pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
-    let facts = kernel::gather(root);
+    let facts = kernel::gather_without_sockets(root);
     let environ = env::detect(root);
     let mut out = Vec::new();
 
@@ -290,12 +290,7 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         out.push(f("container_hints", Level::Info, "container hints, but this is the initial network namespace (a VM or bare metal that owns its kernel)", environ.container_evidence.clone(), "nothing to do"));
     }
 
-    let filter = bbrkit_diag::Filter {
-        states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established),
-        details: false,
-        ..Default::default()
-    };
-    if let (Some(cur), Ok(socks)) = (&facts.current_cc, bbrkit_diag::census(&filter)) {
+    if let (Some(cur), Ok(socks)) = (&facts.current_cc, crate::verify::established_sockets()) {
         let old: Vec<String> = socks
             .iter()
             .filter(|s| s.cc.as_deref() != Some(cur.as_str()))

@@ -33,9 +33,11 @@ pub struct HostFacts {
     pub interfaces: Vec<InterfaceFact>,
 }
 
-/// Gathers the facts; interfaces are empty when rtnetlink fails.
+/// Gathers the facts; interfaces are empty when rtnetlink fails. Takes no
+/// socket census (`bbr_version` comes from `/sys/module/tcp_bbr/version`
+/// only): a caller that walks the sockets reads the version from them.
 pub fn gather(root: &Root) -> HostFacts {
-    let k = kernel::gather(root);
+    let k = kernel::gather_without_sockets(root);
     HostFacts {
         kernel: k.release,
         default_cc: k.current_cc,

@@ -253,8 +253,27 @@ pub fn bbr_version_from_sockets() -> Option<(String, String)> {
     })
 }
 
-/// Gathers the kernel facts (live kernel, files under `root`).
+/// Gathers the kernel facts (live kernel, files under `root`). When
+/// `/sys/module/tcp_bbr/version` is absent, the BBR version is read from a
+/// live BBR socket (one sock_diag dump); see [`gather_without_sockets`].
 pub fn gather(root: &Root) -> KernelFacts {
+    let mut k = gather_without_sockets(root);
+    if k.bbr_version == "unknown" {
+        match bbr_version_from_sockets() {
+            Some((v, e)) => (k.bbr_version, k.bbr_version_evidence) = (v, e),
+            None => k
+                .bbr_version_evidence
+                .push_str(" and no live BBR socket to read tcp_bbr_info from"),
+        }
+    }
+    k
+}
+
+/// Like [`gather`] but without the sock_diag dump: the BBR version comes
+/// from `/sys/module/tcp_bbr/version` only, else `unknown`. For callers
+/// that do not need the version or take their own socket census
+/// (`verify`, `doctor`, `enable`, `bbrkit metrics`).
+pub fn gather_without_sockets(root: &Root) -> KernelFacts {
     let release = sysctl::read("kernel.osrelease")
         .ok()
         .flatten()
@@ -295,12 +314,10 @@ pub fn gather(root: &Root) -> KernelFacts {
     loadable_cc.sort();
     let (bbr_version, bbr_version_evidence) = match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
         Ok(v) => (v.trim().to_string(), format!("/sys/module/tcp_bbr/version = {}", v.trim())),
-        Err(_) => bbr_version_from_sockets().unwrap_or_else(|| {
-            (
-                "unknown".to_string(),
-                "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3) and no live BBR socket to read tcp_bbr_info from".to_string(),
-            )
-        }),
+        Err(_) => (
+            "unknown".to_string(),
+            "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
+        ),
     };
     let qdiscs = vec![
         feature(

@@ -98,10 +98,57 @@ pub fn bbrkit_value(root: &Root, key: &str) -> Option<String> {
         .map(|a| a.value)
 }
 
+/// One established TCP socket as the `sockets` check needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Established {
+    /// Local address and port.
+    pub local: String,
+    /// Remote address and port.
+    pub remote: String,
+    /// Its congestion control (`INET_DIAG_CONG`), if the kernel sent it.
+    pub cc: Option<String>,
+}
+
+impl Established {
+    /// The socket's fields when it is established, else None: lets a
+    /// caller that already walks every socket (`bbrkit metrics`) collect
+    /// what `verify` needs without a second dump.
+    pub fn from_socket(s: &bbrkit_diag::Socket) -> Option<Self> {
+        (s.state == bbrkit_diag::TcpState::Established).then(|| Self {
+            local: s.local.to_string(),
+            remote: s.remote.to_string(),
+            cc: s.cc.clone(),
+        })
+    }
+}
+
+/// The established sockets of this network namespace (one sock_diag dump).
+pub fn established_sockets() -> Result<Vec<Established>, String> {
+    let filter = bbrkit_diag::Filter {
+        states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established),
+        details: false,
+        ..Default::default()
+    };
+    bbrkit_diag::census(&filter)
+        .map(|v| v.iter().filter_map(Established::from_socket).collect())
+        .map_err(|e| e.to_string())
+}
+
 /// Runs every check. `cc` overrides the expected algorithm (default: the
-/// one in bbrkit's file, else `bbr`).
+/// one in bbrkit's file, else `bbr`). Takes its own socket census.
 pub fn run(root: &Root, cc: Option<&str>) -> Result<VerifyReport, HostError> {
-    let facts = kernel::gather(root);
+    run_with(root, cc, established_sockets())
+}
+
+/// Like [`run`], with the established sockets supplied by the caller (or
+/// the reason they could not be read), so a caller that already took a
+/// census does not dump the sockets again.
+pub fn run_with(
+    root: &Root,
+    cc: Option<&str>,
+    established: Result<Vec<Established>, String>,
+) -> Result<VerifyReport, HostError> {
+    let facts = kernel::gather_without_sockets(root);
     let expected = cc
         .map(String::from)
         .or_else(|| bbrkit_value(root, KEY_CC))
@@ -147,20 +194,15 @@ pub fn run(root: &Root, cc: Option<&str>) -> Result<VerifyReport, HostError> {
     // 3. Live sockets by algorithm.
     let mut by_cc = BTreeMap::new();
     let mut old = Vec::new();
-    let filter = bbrkit_diag::Filter {
-        states: bbrkit_diag::StateSet::empty().with(bbrkit_diag::TcpState::Established),
-        details: false,
-        ..Default::default()
-    };
-    match bbrkit_diag::census(&filter) {
+    match established {
         Ok(socks) => {
             for s in &socks {
                 let c = s.cc.clone().unwrap_or_else(|| "unknown".into());
                 *by_cc.entry(c.clone()).or_insert(0usize) += 1;
                 if c != expected {
                     old.push(OldSocket {
-                        local: s.local.to_string(),
-                        remote: s.remote.to_string(),
+                        local: s.local.clone(),
+                        remote: s.remote.clone(),
                         cc: c,
                     });
                 }

@@ -349,6 +349,13 @@ fn verify_names_sockets_created_before_the_switch() {
             "{text}"
         );
         assert!(text.contains("created before the switch"), "{text}");
+        // `bbrkit metrics` feeds its one socket census to the verify checks.
+        let m = stdout(&bbrkit(&["metrics", "--root", &root]));
+        assert!(
+            m.contains("bbrkit_verify_ok{check=\"sockets\",key=\"established_not_bbr\"} 0"),
+            "{m}"
+        );
+        assert!(m.contains("bbrkit_verify_all_ok 0"), "{m}");
         let out = bbrkit(&["doctor", "--root", &root]);
         assert!(
             stdout(&out)
@@ -369,6 +376,12 @@ fn verify_names_sockets_created_before_the_switch() {
         let j = json(&out);
         assert_eq!(j["sockets_by_cc"]["bbr"], 2, "{j}");
         assert_eq!(code(&out), 0, "{j}");
+        let m = stdout(&bbrkit(&["metrics", "--root", &root]));
+        assert!(
+            m.contains("bbrkit_verify_ok{check=\"sockets\",key=\"established_not_bbr\"} 1"),
+            "{m}"
+        );
+        assert!(m.contains("bbrkit_verify_all_ok 1"), "{m}");
         // With a live BBR socket, check reads the version from tcp_bbr_info.
         let c = json(&bbrkit(&["--json", "check", "--root", &root]));
         let v = c["kernel"]["bbr_version"].as_str().unwrap().to_string();

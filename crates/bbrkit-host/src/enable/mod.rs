@@ -110,7 +110,7 @@ pub fn validate_cc(facts: &kernel::KernelFacts, cc: &str) -> Result<(), HostErro
 
 /// Runs `enable` (or its dry run).
 pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
-    let facts = kernel::gather(root);
+    let facts = kernel::gather_without_sockets(root);
     validate_cc(&facts, &opts.cc)?;
     let environment = env::detect(root);
     let initial_ns = environment.initial_netns != Some(false);

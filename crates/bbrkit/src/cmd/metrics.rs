@@ -69,15 +69,19 @@ fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
 /// Builds the whole exposition for the calling thread's network namespace.
 pub fn collect(root: &Root) -> anyhow::Result<Exposition> {
     let mut stats = SocketStats::default();
-    bbrkit_diag::census_each(&Filter::default(), |s| stats.observe(&s))
-        .context("taking the socket census")?;
+    let mut established = Vec::new();
+    bbrkit_diag::census_each(&Filter::default(), |s| {
+        stats.observe(&s);
+        established.extend(verify::Established::from_socket(&s));
+    })
+    .context("taking the socket census")?;
     let counters = nstat::read().context("reading TCP counters")?;
     let host = facts::gather(root);
     let mut e = Exposition::new();
     write_host(&mut e, &host, &stats)?;
     stats.write(&mut e)?;
     exposition::write_tcp_counters(&mut e, &counters)?;
-    write_verify(&mut e, verify::run(root, None))?;
+    write_verify(&mut e, verify::run_with(root, None, Ok(established)))?;
     Ok(e)
 }
 
