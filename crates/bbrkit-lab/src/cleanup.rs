@@ -61,6 +61,21 @@ pub fn remove_leftovers() -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Removes the names of this very process (`bbrk<own pid>-*`). For the
+/// signal thread's emergency exit, which skips the destructors that would
+/// otherwise remove them; errors are ignored.
+pub fn remove_own() {
+    let prefix = format!("{PREFIX}{}-", std::process::id());
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            unbind(&entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

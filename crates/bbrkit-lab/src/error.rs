@@ -1,5 +1,6 @@
 //! The lab's error type. Owns the wording of every failure the lab reports;
-//! must never hide the underlying OS error.
+//! must never hide the underlying OS error (it is the `source`, so `{:#}`
+//! and error-chain printers show it once, after the wording).
 
 use std::io;
 
@@ -19,14 +20,14 @@ pub enum LabError {
     },
     /// Network namespaces cannot be created here.
     #[error(
-        "cannot create network namespaces here ({0}); a container without CAP_SYS_ADMIN cannot run the lab"
+        "cannot create network namespaces here (a container without CAP_SYS_ADMIN cannot run the lab)"
     )]
     NoNamespaces(#[source] io::Error),
     /// The requested emulator is not available.
     #[error("{0}")]
     EmulatorUnavailable(String),
     /// A netlink request failed.
-    #[error("netlink {what}: {source}")]
+    #[error("netlink {what}")]
     Netlink {
         /// What was being done.
         what: String,
@@ -35,7 +36,7 @@ pub enum LabError {
         source: io::Error,
     },
     /// Any other system call failed.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Io {
         /// What was being done.
         what: String,

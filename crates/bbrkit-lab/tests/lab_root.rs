@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use bbrkit_lab::emulator::model::LinkParams;
-use bbrkit_lab::emulator::{Emulator, EmulatorKind};
+use bbrkit_lab::emulator::{Emulator, EmulatorKind, EmulatorReport};
 use bbrkit_lab::probe::probe;
 use bbrkit_lab::runner::{self, BufferSpec, Condition, Plan};
 use bbrkit_lab::tester::CcOn;
@@ -31,6 +31,51 @@ fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> L
         rate_bps: rate,
         buffer_bytes: buffer,
     }
+}
+
+/// Attempts at a load-sensitive measurement. CI runs these tests on two
+/// cores right after compiling; a measurement the machine visibly disturbed
+/// (see [`stall`]) is repeated, with every assertion unchanged.
+const ATTEMPTS: usize = 3;
+
+/// Runs `attempt` until it passes. An attempt returns `Err(why)` only when
+/// a load-sensitive check failed *and* the instruments show a disturbance
+/// (`why`); a failure without such evidence panics inside the attempt.
+/// Spoiled `ATTEMPTS` times in a row is a failure too.
+fn with_retries(what: &str, mut attempt: impl FnMut() -> Result<(), String>) {
+    for i in 1..=ATTEMPTS {
+        match attempt() {
+            Ok(()) => return,
+            Err(why) if i < ATTEMPTS => println!("{what}: attempt {i} spoiled ({why}); repeating"),
+            Err(why) => panic!("{what}: spoiled {ATTEMPTS} times in a row; last: {why}"),
+        }
+    }
+}
+
+/// Evidence in the emulator's own account that the machine disturbed a
+/// measurement: frames delivered late (the emulator thread was kept off the
+/// CPU), frames the kernel or the emulator dropped before the link model saw
+/// them, or frames the link model passed that never left.
+fn stall(rep: &EmulatorReport) -> Option<String> {
+    let (d, r) = (&rep.data, &rep.reverse);
+    let own = d.kernel_drops + d.overflow_drops + r.kernel_drops + r.overflow_drops;
+    if d.late_frames + r.late_frames > 0 || own > 0 {
+        return Some(format!(
+            "{} late frames (worst {:.0} µs), {own} dropped by the kernel or the emulator",
+            d.late_frames + r.late_frames,
+            d.max_late_us.max(r.max_late_us)
+        ));
+    }
+    None
+}
+
+/// True when the emulator delivered, in both directions, every frame its
+/// link model did not drop: a probe missing then was lost (or answered too
+/// late) outside the emulator, i.e. the machine disturbed the measurement.
+fn emulator_delivered_everything(rep: &EmulatorReport) -> bool {
+    let (d, r) = (&rep.data, &rep.reverse);
+    d.frames_in == d.frames_out + d.lost_frames + d.buffer_drops + d.oversize_frames
+        && r.frames_in == r.frames_out + r.lost_frames + r.buffer_drops + r.oversize_frames
 }
 
 /// Every network namespace any task on the machine refers to.
@@ -80,6 +125,25 @@ fn host_links() -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// The host's values of every sysctl the lab writes inside its namespaces
+/// (read by this test thread, which is in the host's namespace).
+fn host_sysctls() -> Vec<(String, String)> {
+    [
+        "net/ipv4/ip_forward",
+        "net/ipv4/tcp_rmem",
+        "net/ipv4/tcp_wmem",
+        "net/ipv4/tcp_congestion_control",
+        "net/ipv6/conf/all/disable_ipv6",
+        "net/ipv6/conf/default/disable_ipv6",
+    ]
+    .iter()
+    .map(|k| {
+        let v = std::fs::read_to_string(format!("/proc/sys/{k}")).unwrap_or_default();
+        (k.to_string(), v)
+    })
+    .collect()
+}
+
 /// `tc qdisc show` / `nft list tables` of the host, when the tools exist
 /// (cross-checks only; the lab itself never calls them).
 fn host_tool_state() -> Vec<String> {
@@ -101,7 +165,7 @@ fn topology_comes_up_and_leaves_nothing() {
     let _g = serial();
     let links = host_links();
     let tools = host_tool_state();
-    let before = live_namespaces();
+    let sysctls = host_sysctls();
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     let inodes = topo.inodes();
     let during = live_namespaces();
@@ -112,6 +176,7 @@ fn topology_comes_up_and_leaves_nothing() {
         );
     }
     assert_eq!(host_links(), links, "no link appears on the host");
+    assert_eq!(host_sysctls(), sysctls, "sysctls written only inside the lab");
     // The lab works: a probe crosses the router.
     let emu = Emulator::start(&topo, LinkParams::transparent(), 1).expect("emulator");
     let p = probe(
@@ -132,33 +197,48 @@ fn topology_comes_up_and_leaves_nothing() {
             "namespace {ino} is gone"
         );
     }
-    assert!(after.is_subset(&before.union(&after).cloned().collect()));
     assert_eq!(host_links(), links);
     assert_eq!(
         host_tool_state(),
         tools,
         "host qdiscs and nft tables unchanged"
     );
+    assert_eq!(host_sysctls(), sysctls, "host sysctls unchanged");
 }
 
 #[test]
 #[ignore = "needs root"]
 fn emulator_holds_10ms_delay_within_1ms() {
     let _g = serial();
-    let topo = Topology::build("bbrktest", 1500, false).expect("build");
-    let emu = Emulator::start(&topo, params(10, 0.0, None, None), 1).expect("emulator");
-    let p = probe(
-        &topo,
-        200,
-        Duration::from_millis(2),
-        Duration::from_millis(300),
-    )
-    .expect("probe");
-    let rep = emu.stop().expect("stop");
-    println!("{p:?}\n{rep:?}");
-    assert_eq!(p.received, 200);
-    assert!(p.rtt_min_ms >= 10.0, "never early: {p:?}");
-    assert!((p.rtt_median_ms - 10.0).abs() < 1.0, "median RTT {p:?}");
+    with_retries("delay", || {
+        let topo = Topology::build("bbrktest", 1500, false).expect("build");
+        let emu = Emulator::start(&topo, params(10, 0.0, None, None), 1).expect("emulator");
+        let p = probe(
+            &topo,
+            200,
+            Duration::from_millis(2),
+            Duration::from_millis(300),
+        )
+        .expect("probe");
+        let rep = emu.stop().expect("stop");
+        println!("{p:?}\n{rep:?}");
+        assert!(p.rtt_min_ms >= 10.0, "never early: {p:?}");
+        assert_eq!(rep.data.lost_frames, 0, "no loss configured");
+        if p.received == 200 && (p.rtt_median_ms - 10.0).abs() < 1.0 {
+            return Ok(());
+        }
+        if let Some(why) = stall(&rep) {
+            return Err(why);
+        }
+        if p.received < 200 && emulator_delivered_everything(&rep) {
+            return Err(format!(
+                "{} probes lost outside the emulator",
+                200 - p.received
+            ));
+        }
+        assert_eq!(p.received, 200);
+        panic!("median RTT {p:?}");
+    });
 }
 
 #[test]
@@ -167,42 +247,76 @@ fn emulator_loss_is_within_binomial_bounds() {
     let _g = serial();
     let seed = 0xb1b0_u64 ^ std::process::id() as u64;
     println!("seed {seed}");
-    let topo = Topology::build("bbrktest", 1500, false).expect("build");
-    let emu = Emulator::start(&topo, params(1, 0.02, None, None), seed).expect("emulator");
-    let n = 4000u64;
-    let p = probe(
-        &topo,
-        n,
-        Duration::from_micros(250),
-        Duration::from_millis(300),
-    )
-    .expect("probe");
-    let rep = emu.stop().expect("stop");
-    println!("{p:?}\n{rep:?}");
-    let sd = (n as f64 * 0.02 * 0.98).sqrt();
-    let lost = (p.sent - p.received) as f64;
-    assert!(
-        (lost - n as f64 * 0.02).abs() < 4.5 * sd,
-        "lost {lost} of {n}"
-    );
-    assert_eq!(
-        rep.data.lost_frames,
-        p.sent - p.received,
-        "every lost probe was the loss process"
-    );
-    assert_eq!(rep.data.kernel_drops + rep.data.overflow_drops, 0);
+    with_retries("loss", || {
+        let topo = Topology::build("bbrktest", 1500, false).expect("build");
+        let emu = Emulator::start(&topo, params(1, 0.02, None, None), seed).expect("emulator");
+        let n = 4000u64;
+        let p = probe(
+            &topo,
+            n,
+            Duration::from_micros(250),
+            Duration::from_millis(300),
+        )
+        .expect("probe");
+        let rep = emu.stop().expect("stop");
+        println!("{p:?}\n{rep:?}");
+        let sd = (n as f64 * 0.02 * 0.98).sqrt();
+        // The link model's decisions do not depend on the machine's load.
+        let decided = rep.data.lost_frames as f64;
+        assert!(
+            (decided - n as f64 * 0.02).abs() < 4.5 * sd,
+            "the loss process dropped {decided} of ~{n}"
+        );
+        let lost = (p.sent - p.received) as f64;
+        if rep.data.lost_frames == p.sent - p.received
+            && rep.data.kernel_drops + rep.data.overflow_drops == 0
+        {
+            assert!(
+                (lost - n as f64 * 0.02).abs() < 4.5 * sd,
+                "lost {lost} of {n}"
+            );
+            return Ok(());
+        }
+        if let Some(why) = stall(&rep) {
+            return Err(why);
+        }
+        if emulator_delivered_everything(&rep) {
+            return Err(format!(
+                "{} probes lost outside the emulator",
+                (p.sent - p.received).saturating_sub(rep.data.lost_frames)
+            ));
+        }
+        assert_eq!(
+            rep.data.lost_frames,
+            p.sent - p.received,
+            "every lost probe was the loss process"
+        );
+        assert_eq!(rep.data.kernel_drops + rep.data.overflow_drops, 0);
+        unreachable!()
+    });
 }
 
 #[test]
 #[ignore = "needs root"]
 fn emulator_rate_is_within_5_percent() {
     let _g = serial();
+    with_retries("rate", rate_attempt);
+}
+
+/// The buffer of the rate test: 600 kB, 48 ms at 100 Mbit/s.
+const RATE_BUFFER_BYTES: u64 = 600_000;
+
+fn rate_attempt() -> Result<(), String> {
     let rate = 100_000_000u64;
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     // A 48 ms buffer absorbs the bursts of a sender that the busy machine
     // deschedules now and then; the rate is enforced all the same.
-    let emu =
-        Emulator::start(&topo, params(5, 0.0, Some(rate), Some(600_000)), 1).expect("emulator");
+    let emu = Emulator::start(
+        &topo,
+        params(5, 0.0, Some(rate), Some(RATE_BUFFER_BYTES)),
+        1,
+    )
+    .expect("emulator");
     // Offer ~200 Mbit/s of UDP for 2 s.
     let rx = topo
         .client
@@ -223,7 +337,7 @@ fn emulator_rate_is_within_5_percent() {
         .unwrap();
     let payload = [0u8; 1472];
     let stop = AtomicBool::new(false);
-    let received = std::thread::scope(|s| {
+    let (received, max_lag) = std::thread::scope(|s| {
         let h = s.spawn(|| {
             let mut buf = [0u8; 2048];
             let mut bytes = 0u64;
@@ -239,7 +353,9 @@ fn emulator_rate_is_within_5_percent() {
         unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -15) };
         let start = Instant::now();
         let mut next = start;
+        let mut max_lag = Duration::ZERO;
         while start.elapsed() < Duration::from_secs(2) {
+            max_lag = max_lag.max(Instant::now().saturating_duration_since(next));
             for _ in 0..17 {
                 let _ = tx.send_to(&payload, to);
             }
@@ -250,19 +366,33 @@ fn emulator_rate_is_within_5_percent() {
         }
         std::thread::sleep(Duration::from_millis(200));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        h.join().unwrap()
+        (h.join().unwrap(), max_lag)
     });
     let rep = emu.stop().expect("stop");
-    println!("{rep:?} received {received}");
+    println!("{rep:?} received {received}, sender at most {max_lag:?} behind");
     let d = &rep.data;
     let measured = d.bytes_out as f64 * 8.0 / d.active_s;
     println!("configured {rate} measured {measured:.0}");
+    assert!(received > 0);
+
+    if (measured / rate as f64 - 1.0).abs() < 0.05 && d.buffer_drops > 0 {
+        return Ok(());
+    }
+    // The link idles (and its measured rate sinks) only if the offered load
+    // stopped for longer than the buffer lasts, or the emulator stalled.
+    let buffer_time = Duration::from_secs_f64(RATE_BUFFER_BYTES as f64 * 8.0 / rate as f64);
+    if max_lag > buffer_time / 2 {
+        return Err(format!("the sender stalled for {max_lag:?}"));
+    }
+    if d.late_frames * 100 > d.frames_out || d.kernel_drops + d.overflow_drops > 0 {
+        return Err(stall(&rep).unwrap_or_default());
+    }
     assert!(
         (measured / rate as f64 - 1.0).abs() < 0.05,
         "rate {measured:.0} vs {rate}"
     );
     assert!(d.buffer_drops > 0, "the offered load overflowed the buffer");
-    assert!(received > 0);
+    unreachable!()
 }
 
 #[test]
@@ -285,20 +415,35 @@ fn bbr_beats_cubic_5x_at_10ms_2pct_loss() {
         emulator: EmulatorKind::Userspace,
         seed: 42,
         mtu: 1500,
-        retries: 0,
+        // The runner repeats a run the emulator marks spoiled by a CPU stall.
+        retries: 1,
     };
     runner::validate(&plan).expect("kernel has cubic and bbr");
-    let topo = Topology::build("bbrktest", 1500, false).expect("build");
-    let cancel = AtomicBool::new(false);
-    let rep =
-        runner::run(&plan, &topo, EmulatorKind::Userspace, &cancel, &mut |_| {}).expect("run");
-    let c = &rep.conditions[0];
-    let (cubic, bbr) = (c.results[0].bits_per_second, c.results[1].bits_per_second);
-    println!("cubic {cubic:.0} bbr {bbr:.0} ratio {:?}", c.ratio);
-    assert_eq!(c.results[1].runs[0].flows[0].sender_tcp_congestion, "bbr");
-    assert_eq!(c.results[0].runs[0].flows[0].sender_tcp_congestion, "cubic");
-    assert!(cubic > 0.0);
-    assert!(bbr >= 5.0 * cubic, "bbr {bbr} cubic {cubic}");
+    with_retries("bbr vs cubic", || {
+        let topo = Topology::build("bbrktest", 1500, false).expect("build");
+        let cancel = AtomicBool::new(false);
+        let rep =
+            runner::run(&plan, &topo, EmulatorKind::Userspace, &cancel, &mut |_| {}).expect("run");
+        let c = &rep.conditions[0];
+        let (cubic, bbr) = (c.results[0].bits_per_second, c.results[1].bits_per_second);
+        println!("cubic {cubic:.0} bbr {bbr:.0} ratio {:?}", c.ratio);
+        assert_eq!(c.results[1].runs[0].flows[0].sender_tcp_congestion, "bbr");
+        assert_eq!(c.results[0].runs[0].flows[0].sender_tcp_congestion, "cubic");
+        assert!(cubic > 0.0);
+        if bbr >= 5.0 * cubic {
+            return Ok(());
+        }
+        let spoiled: Vec<_> = c
+            .results
+            .iter()
+            .flat_map(|r| &r.runs)
+            .filter_map(|r| r.spoiled_reason.clone())
+            .collect();
+        if !spoiled.is_empty() {
+            return Err(spoiled.join("; "));
+        }
+        panic!("bbr {bbr} cubic {cubic}");
+    });
 }
 
 #[test]
