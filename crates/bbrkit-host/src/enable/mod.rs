@@ -17,6 +17,8 @@ use crate::{HostError, KEY_CC, KEY_QDISC, Root, atomic, crash_point, env, kernel
 mod ifaces;
 mod report;
 #[cfg(test)]
+mod root_tests;
+#[cfg(test)]
 mod tests;
 
 use ifaces::describe_interfaces;
