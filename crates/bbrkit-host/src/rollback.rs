@@ -74,6 +74,30 @@ pub fn interface_step(now: &str, class: Class, before: &str, default_after: Opti
     }
 }
 
+/// Why [`recreate_under`] did not restore an interface.
+enum Momentary {
+    /// The kernel refused the old kind as default (nothing changed).
+    Refused(String),
+    /// Re-creation or putting the default back failed.
+    Failed(String),
+}
+
+/// Re-creates `ifindex`'s root so the kernel attaches `kind` (it attaches
+/// only the current default): sets `default_qdisc` to `kind` for the moment
+/// of the re-creation, then puts `restore` back, also when re-creation fails.
+fn recreate_under(ifindex: u32, kind: &str, restore: &str) -> Result<(), Momentary> {
+    sysctl::write(KEY_QDISC, kind).map_err(|e| Momentary::Refused(e.to_string()))?;
+    let made = qdisc::recreate_root(ifindex);
+    let back = sysctl::write(KEY_QDISC, restore);
+    match (made, back) {
+        (Ok(()), Ok(())) => Ok(()),
+        (_, Err(e)) => Err(Momentary::Failed(format!(
+            "putting default_qdisc {restore} back: {e}"
+        ))),
+        (Err(e), Ok(())) => Err(Momentary::Failed(format!("re-creating the root: {e}"))),
+    }
+}
+
 /// Restores the before-image. `no_apply` restores files only.
 pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport, HostError> {
     let mut report = RollbackReport {
@@ -221,6 +245,40 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
                     "unchanged",
                     format!("root qdisc {}", cur.describe()),
                 )),
+                Step::Kept if default_after.is_some() && (dry_run || no_apply) => {
+                    report.interfaces.push(act(
+                        &ii.name,
+                        "would_restore",
+                        format!(
+                            "re-create root: {} -> {before} under a momentary default_qdisc {before}",
+                            cur.effective()
+                        ),
+                    ))
+                }
+                Step::Kept if default_after.is_some() => {
+                    let after = default_after.clone().unwrap_or_default();
+                    match recreate_under(cur.ifindex, &before, &after) {
+                        Ok(()) => report.interfaces.push(act(
+                            &ii.name,
+                            "restored",
+                            format!(
+                                "root re-created under a momentary default_qdisc {before} (attached under an older default), then default_qdisc {after} put back"
+                            ),
+                        )),
+                        Err(Momentary::Refused(e)) => report.interfaces.push(act(
+                            &ii.name,
+                            "kept",
+                            format!(
+                                "was {before}, attached under an older default; the kernel refuses {before} as default_qdisc ({e}), so it stays {}",
+                                cur.effective()
+                            ),
+                        )),
+                        Err(Momentary::Failed(e)) => {
+                            report.problem = true;
+                            report.interfaces.push(act(&ii.name, "failed", e));
+                        }
+                    }
+                }
                 Step::Kept => report.interfaces.push(act(
                     &ii.name,
                     "kept",
