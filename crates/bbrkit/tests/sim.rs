@@ -235,6 +235,31 @@ fn a_flow_starting_after_the_run_is_refused() {
 }
 
 #[test]
+fn finite_flows_show_their_completion_time_alone_too() {
+    let out = bbrkit(&[
+        "sim",
+        "--cc",
+        "cubic,bbr1",
+        "--size",
+        "500pkt",
+        "--duration",
+        "5s",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let human = String::from_utf8(out.stdout).unwrap();
+    let header = human.lines().find(|l| l.starts_with("loss")).unwrap();
+    assert!(header.trim_end().ends_with("fct s"), "{human}");
+    let v = json(&["--cc", "cubic,bbr1", "--size", "500pkt", "--duration", "5s"]);
+    for run in v["runs"].as_array().unwrap() {
+        let fct = run["flows"][0]["fct_s"].as_f64().expect("finished");
+        let cell = format!("{fct:.3}");
+        assert!(human.contains(&cell), "{cell} in {human}");
+    }
+    let bulk = bbrkit(&["sim", "--duration", "1s"]);
+    assert!(!String::from_utf8(bulk.stdout).unwrap().contains("fct"));
+}
+
+#[test]
 fn presets_run() {
     let v = json(&["--preset", "seed", "--duration", "1s", "--rate", "100mbit"]);
     assert_eq!(

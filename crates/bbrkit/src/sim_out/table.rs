@@ -67,6 +67,12 @@ fn header(doc: &Document) -> String {
     )
 }
 
+/// Flow-completion time in seconds, `-` for bulk flows and flows that did
+/// not finish within the run.
+fn fct(t: Option<f64>) -> String {
+    t.map(|t| format!("{t:.3}")).unwrap_or_else(|| "-".into())
+}
+
 /// Lays out rows as left-aligned columns separated by two spaces.
 fn columns(rows: &[Vec<String>]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -115,6 +121,15 @@ pub fn alone(doc: &Document) -> String {
         "queue p50 ms".into(),
         "link util".into(),
     ]];
+    // Finite flows (--size) also get their completion time.
+    let finite = doc
+        .runs
+        .iter()
+        .flat_map(|r| &r.report.flows)
+        .any(|f| f.size_bytes.is_some());
+    if finite {
+        rows[0].push("fct s".into());
+    }
     let mut last_loss = None;
     for run in &doc.runs {
         for f in &run.report.flows {
@@ -141,6 +156,9 @@ pub fn alone(doc: &Document) -> String {
                     .unwrap_or_else(|| "-".into()),
                 pct(run.report.link.utilization),
             ]);
+            if finite {
+                rows.last_mut().expect("just pushed").push(fct(f.fct_s));
+            }
         }
     }
     out.push_str(&columns(&rows));
@@ -183,9 +201,7 @@ pub fn compete(doc: &Document) -> String {
                 f.retransmits.to_string(),
                 pct(f.loss),
                 rtt(f.rtt_ms),
-                f.fct_s
-                    .map(|t| format!("{t:.3}"))
-                    .unwrap_or_else(|| "-".into()),
+                fct(f.fct_s),
             ]);
         }
         for line in columns(&rows).lines() {
