@@ -102,10 +102,34 @@ pub fn receive_finding(in_octets: u64, out_octets: u64) -> Option<Finding> {
         Level::Info,
         "this host mostly receives: BBR only changes what it sends (its uploads)",
         vec![format!(
-            "/proc/net/netstat IpExt InOctets={in_octets} OutOctets={out_octets} ({:.1}x more received)",
+            "IP bytes received {in_octets}, sent {out_octets} ({:.1}x more received; /proc/net/netstat IpExt InOctets/OutOctets minus loopback)",
             in_octets as f64 / out_octets.max(1) as f64
         )],
         "enable BBR on the sending side (the server or tunnel end that uploads to you); here it helps only uploads",
+    ))
+}
+
+/// Received and sent bytes of `lo` from `/proc/net/dev`.
+pub fn loopback_bytes(dev: &str) -> Option<(u64, u64)> {
+    let rest = dev
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("lo:"))?;
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    Some((*f.first()?, *f.get(8)?))
+}
+
+/// TCP segment counters of `/proc/net/snmp` as evidence of the direction:
+/// a host that mostly receives sends little more than ACKs.
+fn snmp_tcp_evidence() -> Option<String> {
+    let t = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    let c = parse_netstat(&t);
+    let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+    let (i, o) = (get("TcpInSegs")?, get("TcpOutSegs")?);
+    Some(format!(
+        "/proc/net/snmp Tcp InSegs={i} OutSegs={o} (loopback included)"
     ))
 }
 
@@ -228,12 +252,52 @@ fn grep_keys(root: &Root, rel: &str, out: &mut Vec<String>) {
     for file in files {
         if let Ok(t) = std::fs::read_to_string(&file) {
             for (i, l) in t.lines().enumerate() {
-                if l.contains("tcp_congestion_control") || l.contains("default_qdisc") {
+                if !l.trim_start().starts_with('#') && sets_a_managed_key(l) {
                     out.push(format!("{}:{}: {}", root.show(&file), i + 1, l.trim()));
                 }
             }
         }
     }
+}
+
+/// The line names a key `enable` may set (dotted or `/` form).
+fn sets_a_managed_key(line: &str) -> bool {
+    let line = line.replace('/', ".");
+    [KEY_CC, KEY_QDISC]
+        .into_iter()
+        .chain(enable::TUNING.iter().map(|(k, _, _)| *k))
+        .any(|k| line.contains(k))
+}
+
+/// The `[sysctl]` lines of a tuned profile (`etc/tuned/<p>/tuned.conf`,
+/// else `usr/lib/tuned/<p>/tuned.conf`) that set a key `enable` may set.
+fn tuned_profile_keys(root: &Root, profile: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["etc/tuned", "usr/lib/tuned", "usr/lib/tuned/profiles"] {
+        let p = root.path(format!("{dir}/{profile}/tuned.conf"));
+        let Ok(t) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let mut in_sysctl = false;
+        for (i, l) in t.lines().enumerate() {
+            let l = l.trim();
+            if l.starts_with('[') {
+                in_sysctl = l == "[sysctl]";
+            } else if in_sysctl && !l.starts_with('#') && sets_a_managed_key(l) {
+                out.push(format!("{}:{}: {l}", root.show(&p), i + 1));
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// `reapply_sysctl` of tuned-main.conf (tuned's default is 1).
+fn tuned_reapplies(main: &str) -> bool {
+    !main.lines().any(|l| {
+        l.split_once('=')
+            .is_some_and(|(k, v)| k.trim() == "reapply_sysctl" && v.trim() == "0")
+    })
 }
 
 /// Runs every diagnosis.
@@ -407,16 +471,18 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     {
         let main =
             std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
-        let reapply = !main
-            .lines()
-            .any(|l| l.replace(' ', "") == "reapply_sysctl=0");
-        out.push(if reapply {
+        let profile_keys = tuned_profile_keys(root, p.trim());
+        out.push(if tuned_reapplies(&main) {
+            let mut ev = vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p.trim()), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()];
+            ev.extend(profile_keys);
             f("tuned", Level::Info, format!("tuned profile {} is active and re-applies sysctl files after its own values", p.trim()),
-                vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p.trim()), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()],
+                ev,
                 "nothing required: bbrkit's /etc/sysctl.d file is re-applied after tuned")
         } else {
+            let mut ev = vec![format!("{}: reapply_sysctl = 0", root.show(&root.path("etc/tuned/tuned-main.conf")))];
+            ev.extend(profile_keys);
             f("tuned", Level::Warning, format!("tuned profile {} overrides sysctl files (reapply_sysctl = 0)", p.trim()),
-                vec![format!("{}: reapply_sysctl = 0", root.show(&root.path("etc/tuned/tuned-main.conf")))],
+                ev,
                 "set reapply_sysctl = 1 in tuned-main.conf or make the tuned profile set the same values")
         });
     }
@@ -425,18 +491,30 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     grep_keys(root, "etc/cloud/cloud.cfg", &mut image_hits);
     grep_keys(root, "etc/cloud/cloud.cfg.d", &mut image_hits);
     grep_keys(root, "etc/ufw/sysctl.conf", &mut image_hits);
+    grep_keys(root, "etc/rc.local", &mut image_hits);
     if !image_hits.is_empty() {
-        out.push(f("image_files", Level::Warning, "cloud-init or ufw files set these keys outside sysctl.d", image_hits,
-            "cloud-init write_files/runcmd and ufw re-apply these values after boot: change them there to match"));
+        out.push(f("image_files", Level::Warning, "cloud-init, ufw or rc.local set these keys outside sysctl.d", image_hits,
+            "cloud-init write_files/runcmd, ufw and rc.local re-apply these values after boot: change them there to match"));
     }
 
     if let Ok(t) = std::fs::read_to_string("/proc/net/netstat") {
         let c = parse_netstat(&t);
         let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        if let (Some(i), Some(o)) = (get("IpExtInOctets"), get("IpExtOutOctets"))
-            && let Some(fi) = receive_finding(i, o)
-        {
-            out.push(fi);
+        if let (Some(i), Some(o)) = (get("IpExtInOctets"), get("IpExtOutOctets")) {
+            // Loopback traffic is counted both ways; it says nothing about
+            // the direction of this host's network traffic.
+            let (lo_rx, lo_tx) = std::fs::read_to_string("/proc/net/dev")
+                .ok()
+                .and_then(|t| loopback_bytes(&t))
+                .unwrap_or((0, 0));
+            if let Some(mut fi) = receive_finding(i.saturating_sub(lo_rx), o.saturating_sub(lo_tx))
+            {
+                fi.evidence.push(format!(
+                    "/proc/net/netstat IpExt InOctets={i} OutOctets={o}; /proc/net/dev lo rx={lo_rx} tx={lo_tx} bytes"
+                ));
+                fi.evidence.extend(snmp_tcp_evidence());
+                out.push(fi);
+            }
         }
     }
 
@@ -461,6 +539,9 @@ mod tests {
         assert!(receive_finding(500_000_000, 1_000_000).is_some());
         assert!(receive_finding(500_000_000, 200_000_000).is_none());
         assert!(receive_finding(1_000, 0).is_none());
+        let dev = "Inter-|   Receive\n face |bytes packets errs drop fifo frame compressed multicast|bytes packets\n    lo: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n  eth0: 5 1 0 0 0 0 0 0 6 1 0 0 0 0 0 0\n";
+        assert_eq!(loopback_bytes(dev), Some((1000, 2000)));
+        assert_eq!(loopback_bytes("  eth0: 5 1\n"), None);
     }
 
     fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
@@ -537,6 +618,38 @@ mod tests {
         assert!(r.problem);
         // Worst first.
         assert!(r.findings.windows(2).all(|w| w[0].level >= w[1].level));
+    }
+
+    #[test]
+    fn tuned_profile_keys_and_rc_local_are_named() {
+        let (_d, root) = root_with(&[
+            ("etc/tuned/active_profile", "throughput\n"),
+            ("etc/tuned/tuned-main.conf", "reapply_sysctl\t= 0\n"),
+            (
+                "usr/lib/tuned/throughput/tuned.conf",
+                "[main]\nsummary=x\n[sysctl]\n# net.ipv4.tcp_rmem=1 2 3\nnet.ipv4.tcp_rmem=4096 87380 16777216\nnet.ipv4.ip_forward=1\n[vm]\nnet.ipv4.tcp_wmem=9\n",
+            ),
+            (
+                "etc/rc.local",
+                "#!/bin/sh\n# sysctl -w net.ipv4.tcp_congestion_control=bbr\nsysctl -w net/ipv4/tcp_notsent_lowat=16384\n",
+            ),
+        ]);
+        let r = diagnose(&root).unwrap();
+        let t = r.findings.iter().find(|f| f.id == "tuned").unwrap();
+        assert_eq!(t.level, Level::Warning, "a tab before = still parses");
+        let hits: Vec<&String> = t
+            .evidence
+            .iter()
+            .filter(|e| e.contains("tuned.conf"))
+            .collect();
+        assert_eq!(hits.len(), 1, "{:?}", t.evidence);
+        assert!(
+            hits[0].ends_with(":5: net.ipv4.tcp_rmem=4096 87380 16777216"),
+            "{hits:?}"
+        );
+        let img = r.findings.iter().find(|f| f.id == "image_files").unwrap();
+        assert_eq!(img.evidence.len(), 1, "{:?}", img.evidence);
+        assert!(img.evidence[0].contains("rc.local:3"), "{:?}", img.evidence);
     }
 
     #[test]
