@@ -36,9 +36,11 @@ impl Bbr1 {
         let filter_expired = now > self.min_rtt_stamp + BBR_MIN_RTT_WIN_SEC * HZ;
         if let Some(rtt) = rs.rtt {
             let rtt_us = u32::try_from(rtt.as_micros()).unwrap_or(u32::MAX);
-            // On expiry the current sample replaces the estimate, unless the
-            // ACK may have been delayed (it would overstate the RTT).
-            if self.min_rtt_us.is_none_or(|m| rtt_us <= m) || (filter_expired && !rs.is_ack_delayed)
+            // Only a strictly lower sample postpones PROBE_RTT (mainline
+            // since 2020, commit 1b9e2a8c99a5: `<`, was `<=`). On expiry the
+            // current sample replaces the estimate, unless the ACK may have
+            // been delayed (it would overstate the RTT).
+            if self.min_rtt_us.is_none_or(|m| rtt_us < m) || (filter_expired && !rs.is_ack_delayed)
             {
                 self.min_rtt_us = Some(rtt_us);
                 self.min_rtt_stamp = now;

@@ -929,6 +929,44 @@ fn probe_rtt_needs_both_200ms_and_a_round() {
     }
 }
 
+/// Mainline since 2020 (commit 1b9e2a8c99a5, "tcp: only postpone
+/// PROBE_RTT if RTT is < current min_rtt estimate"): an RTT sample *equal*
+/// to min_rtt does not refresh the stamp, so a flow on a path with a fixed
+/// RTT (every sample equal) still enters PROBE_RTT 10 s after the estimate
+/// was set. With `<=` it never would.
+#[test]
+fn equal_rtt_samples_do_not_postpone_probe_rtt() {
+    let mut m = Manual::new(rng(23));
+    m.round(1000, false);
+    m.bbr.full_bw_reached = true;
+    let stamp = m.bbr.min_rtt_stamp;
+    assert_eq!(m.bbr.min_rtt_us(), Some(10_000));
+    // 10 s of ACKs every 10 ms, each with exactly the min RTT.
+    for _ in 0..1000 {
+        m.ack(Duration::from_millis(10), 1, 1000, false, false);
+        assert_eq!(
+            m.bbr.min_rtt_stamp, stamp,
+            "an equal sample refreshed the stamp"
+        );
+        assert_ne!(m.bbr.mode(), Mode::ProbeRtt);
+    }
+    // The next ACK is strictly after stamp + 10 s: PROBE_RTT.
+    m.ack(Duration::from_millis(10), 1, 1000, false, false);
+    assert_eq!(m.bbr.mode(), Mode::ProbeRtt);
+    assert_eq!(
+        m.bbr.min_rtt_stamp,
+        jiffies(m.tcp.now),
+        "expired: re-stamped"
+    );
+    // A strictly lower sample still refreshes it.
+    let mut m = Manual::new(rng(23));
+    m.round(1000, false);
+    m.rtt = Duration::from_millis(9);
+    m.ack(Duration::from_millis(10), 1, 1000, false, false);
+    assert_eq!(m.bbr.min_rtt_us(), Some(9_000));
+    assert_eq!(m.bbr.min_rtt_stamp, jiffies(m.tcp.now));
+}
+
 #[test]
 fn lt_interval_needs_four_rounds_and_twenty_percent_loss() {
     let mut m = Manual::new(rng(20));
