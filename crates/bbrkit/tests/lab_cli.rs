@@ -11,6 +11,92 @@ fn bbrkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bbrkit"))
 }
 
+/// Root tests run one lab at a time: labs in parallel on a 2-core CI
+/// machine would compete with each other's real-time emulator threads.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Inodes of the named namespaces of lab `pid` (a bind mount of an nsfs
+/// file has the namespace's inode).
+fn ns_inodes_of(pid: u32) -> Vec<u64> {
+    use std::os::unix::fs::MetadataExt;
+    names_of(pid)
+        .iter()
+        .filter_map(|n| std::fs::metadata(format!("/run/netns/{n}")).ok())
+        .map(|m| m.ino())
+        .collect()
+}
+
+/// Every network namespace that a task, an open file or a mount refers to.
+fn live_namespaces() -> std::collections::BTreeSet<u64> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut note = |link: &str| {
+        if let Some(ino) = link
+            .strip_prefix("net:[")
+            .and_then(|r| r.strip_suffix(']'))
+            .and_then(|i| i.parse().ok())
+        {
+            out.insert(ino);
+        }
+    };
+    for p in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if !p
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        for t in std::fs::read_dir(p.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(l) = std::fs::read_link(t.path().join("ns/net")) {
+                note(&l.to_string_lossy());
+            }
+        }
+        for fd in std::fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(l) = std::fs::read_link(fd.path()) {
+                note(&l.to_string_lossy());
+            }
+        }
+    }
+    for line in std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+    {
+        if let Some(root) = line.split(' ').nth(3) {
+            note(root);
+        }
+    }
+    out
+}
+
+/// Asserts that none of `inodes` (namespaces of a lab that has exited)
+/// still exists anywhere.
+fn assert_namespaces_gone(inodes: &[u64]) {
+    // The kernel frees a namespace shortly after its last reference.
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let live = live_namespaces();
+        let left: Vec<_> = inodes.iter().filter(|i| live.contains(i)).collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < until, "namespaces still alive: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn names_of(pid: u32) -> Vec<String> {
     let prefix = format!("bbrk{pid}-");
     std::fs::read_dir("/run/netns")
@@ -63,15 +149,88 @@ fn start_named_lab() -> std::process::Child {
 }
 
 fn signal_leaves_nothing(sig: i32, code: i32) {
+    let _g = serial();
     let links = host_links();
     let child = start_named_lab();
     let pid = child.id();
+    let inodes = ns_inodes_of(pid);
+    assert_eq!(inodes.len(), 3);
     unsafe { libc::kill(pid as i32, sig) };
     let out = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
     assert!(stderr.contains("interrupted"), "stderr: {stderr}");
     assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+    assert_namespaces_gone(&inodes);
+    assert_eq!(host_links(), links);
+}
+
+/// SIGINT or SIGTERM at random moments from start-up through setup into the
+/// run: whatever was built is gone afterwards. The seed is printed.
+#[test]
+#[ignore = "needs root"]
+fn signals_at_random_moments_leave_nothing() {
+    let _g = serial();
+    let seed = std::env::var("LAB_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos() as u64
+                | 1
+        });
+    println!("seed {seed} (LAB_KILL_SEED={seed} repeats this test)");
+    let mut x = seed;
+    let links = host_links();
+    for i in 0..4 {
+        // xorshift64: a delay of 0..1000 ms after spawning.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let delay = Duration::from_millis(x % 1000);
+        let (sig, code) = if i % 2 == 0 {
+            (libc::SIGINT, 130)
+        } else {
+            (libc::SIGTERM, 143)
+        };
+        let child = bbrkit()
+            .args(["lab", "--netns-names", "--runs", "1", "--duration", "3s"])
+            .args(["--delay", "5ms", "--loss", "1%", "--cc", "cubic"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn bbrkit");
+        let pid = child.id();
+        let start = Instant::now();
+        let mut inodes = Vec::new();
+        while start.elapsed() < delay {
+            let now = ns_inodes_of(pid);
+            if now.len() > inodes.len() {
+                inodes = now;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        unsafe { libc::kill(pid as i32, sig) };
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        println!(
+            "signal {sig} after {delay:?} ({} namespaces seen): {:?} {stderr}",
+            inodes.len(),
+            out.status
+        );
+        // Before the lab blocks the signal, its default action ends the
+        // process (nothing is built yet); afterwards the lab exits 128+sig.
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.code() == Some(code) || out.status.signal() == Some(sig),
+            "{:?} stderr: {stderr}",
+            out.status
+        );
+        assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+        assert_namespaces_gone(&inodes);
+    }
     assert_eq!(host_links(), links);
 }
 
@@ -90,8 +249,10 @@ fn sigterm_mid_run_leaves_nothing() {
 #[test]
 #[ignore = "needs root"]
 fn cleanup_removes_what_sigkill_left() {
+    let _g = serial();
     let mut child = start_named_lab();
     let pid = child.id();
+    let inodes = ns_inodes_of(pid);
     child.kill().expect("SIGKILL");
     child.wait().expect("wait");
     assert_eq!(
@@ -116,11 +277,13 @@ fn cleanup_removes_what_sigkill_left() {
         assert!(removed.contains(&path), "{path} in {removed:?}");
     }
     assert!(names_of(pid).is_empty());
+    assert_namespaces_gone(&inodes);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn short_run_writes_json_csv_and_svg() {
+    let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let (out, csv, svg) = (
         dir.path().join("lab.json"),
@@ -225,6 +388,36 @@ fn non_root_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.starts_with("bbrkit: ") && e.contains("root"), "{e}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn no_namespaces_is_a_clear_error() {
+    // Root without CAP_SYS_ADMIN (dropped from the bounding set, as in a
+    // container) cannot create network namespaces.
+    const CAP_SYS_ADMIN: libc::c_ulong = 21; // linux/capability.h
+    let links = host_links();
+    let mut cmd = bbrkit();
+    cmd.args(["lab", "--runs", "1", "--duration", "1s", "--netns-names"]);
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("bbrkit: ") && e.contains("cannot create network namespaces"),
+        "{e}"
+    );
+    assert_eq!(e.matches("os error").count(), 1, "the OS error once: {e}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(host_links(), links);
 }
 
 #[test]

@@ -114,6 +114,24 @@ pub fn table(r: &LabReport) -> String {
             .collect();
         let _ = writeln!(out, "  {}: {}", c.label, parts.join(", "));
     }
+    if r.cc_on == bbrkit_lab::tester::CcOn::Receiver {
+        // The column names the receiver's algorithm; say what really sent.
+        let mut senders: Vec<&str> = r
+            .conditions
+            .iter()
+            .flat_map(|c| &c.results)
+            .flat_map(|res| &res.runs)
+            .flat_map(|x| &x.flows)
+            .map(|f| f.sender_tcp_congestion.as_str())
+            .collect();
+        senders.sort_unstable();
+        senders.dedup();
+        let _ = writeln!(
+            out,
+            "columns name the receiver's algorithm; every sender used: {} (its namespace default)",
+            senders.join(", ")
+        );
+    }
     let spoiled: usize = r
         .conditions
         .iter()
