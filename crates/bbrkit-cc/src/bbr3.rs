@@ -114,7 +114,7 @@ use std::cell::Cell;
 
 use crate::controller::{CongestionControl, Status};
 use crate::random::Random;
-use crate::rate::RateSample;
+use crate::rate::{RateSample, TxSnapshot};
 use crate::tcp::{CaEvent, CaState, Tcp};
 use crate::time::Instant;
 use params::{BBR_UNIT, INF, phase};
@@ -448,6 +448,13 @@ impl CongestionControl for Bbr3 {
 
     fn has_cong_control(&self) -> bool {
         true
+    }
+
+    /// `bbr_skb_marked_lost`: the trait hook forwards to the inherent
+    /// [`Bbr3::skb_marked_lost`], so transports generic over
+    /// `C: CongestionControl` reach it too (not only `AnyController`).
+    fn skb_marked_lost(&mut self, tcp: &mut Tcp, tx: &TxSnapshot, pcount: u32) {
+        Bbr3::skb_marked_lost(self, tcp, tx, pcount);
     }
 
     /// `bbr_main`.

@@ -1318,6 +1318,32 @@ fn lost_packet_while_probing_sets_inflight_hi_where_loss_crossed_two_percent() {
     assert_eq!(s.bbr.loss_round_delivered, s.tcp.delivered);
 }
 
+/// A transport generic over `C: CongestionControl` (like `testing::Sender`)
+/// reaches `bbr_skb_marked_lost` through the trait hook, not a no-op default.
+#[test]
+fn skb_marked_lost_reaches_bbr3_through_the_trait() {
+    fn mark<C: CongestionControl>(cc: &mut C, tcp: &mut Tcp, tx: &crate::rate::TxSnapshot) {
+        cc.skb_marked_lost(tcp, tx, 1);
+    }
+    let mut s = Synth::new(Bbr3Params::v3());
+    s.go_up();
+    let tx = crate::rate::TxSnapshot {
+        tx_in_flight: 200,
+        lost: 0,
+        delivered_time: Some(s.tcp.now),
+        ..Default::default()
+    };
+    s.tcp.lost += 4;
+    assert_eq!(s.state(), State::ProbeBwUp);
+    mark(&mut s.bbr, &mut s.tcp, &tx);
+    assert_eq!(
+        s.state(),
+        State::ProbeBwDown,
+        "2% crossed while probing: DOWN"
+    );
+    assert_eq!(s.bbr.loss_round_delivered, s.tcp.delivered);
+}
+
 #[test]
 fn inflight_hi_from_lost_skb_matches_the_kernel_equation() {
     let s = Synth::new(Bbr3Params::v3());
