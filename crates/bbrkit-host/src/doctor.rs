@@ -432,15 +432,12 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
             "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU",
         ));
     }
-    for cc in ["bbr"].iter().chain(
-        facts
-            .current_cc
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .iter(),
-    ) {
-        if facts.available_cc.iter().any(|a| a == cc) && !facts.allowed_cc.iter().any(|a| a == cc) {
+    // The algorithm bbrkit's file sets, BBR, then the current default.
+    let mut wanted: Vec<String> = bbrkit_value(root, KEY_CC).into_iter().collect();
+    wanted.push("bbr".into());
+    wanted.extend(facts.current_cc.clone());
+    for cc in &wanted {
+        if facts.available_cc.contains(cc) && !facts.allowed_cc.contains(cc) {
             let (level, why) = if environ.initial_netns == Some(false) {
                 (
                     Level::Warning,

@@ -743,6 +743,35 @@ fn not_allowed_algorithm_in_a_namespace_is_refused_before_any_write() {
             "{err}"
         );
         assert_eq!(sysctl_get(CC), "reno");
+        // With the file written (--no-apply), doctor explains the EPERM.
+        let dir2 = fixture("# stock\n");
+        let r2 = root_str(&dir2);
+        let out = bbrkit(&["enable", "--no-apply", "--cc", &cc, "--root", &r2]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        let out = bbrkit(&["--json", "doctor", "--root", &r2]);
+        assert_eq!(code(&out), 1);
+        let j = json(&out);
+        let f = j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "not_allowed")
+            .unwrap_or_else(|| panic!("{j}"))
+            .clone();
+        assert_eq!(f["level"], "warning", "{f}");
+        let title = f["title"].as_str().unwrap();
+        assert!(
+            title.starts_with(&format!("{cc} is not in")) && title.contains("EPERM"),
+            "{f}"
+        );
+        assert!(
+            j["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["id"] == "container_netns"),
+            "{j}"
+        );
     });
     assert_eq!(snapshot(dir.path()), original);
 }
