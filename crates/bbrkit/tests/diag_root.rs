@@ -326,3 +326,58 @@ fn metrics_count_sockets_by_algorithm_and_write_textfile() {
         assert_eq!(bbr_est["value"], 12.0);
     });
 }
+
+/// A sender stalled by a receiver that never reads is busy and limited by the
+/// receive window: `conns` reports `busy_s` and `rwnd_limited_ratio` within
+/// what the socket's own `TCP_INFO` says just before and just after the run.
+#[test]
+#[ignore = "needs root"]
+fn conns_busy_and_limited_shares_match_tcp_info() {
+    netns::in_new_netns(|| {
+        use std::io::Write;
+        let l = netns::listener("cubic", false);
+        let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (_server, _) = l.accept().unwrap(); // never read
+        client.set_nonblocking(true).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        loop {
+            match client.write(&chunk) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("send: {e}"),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let u64_at =
+            |raw: &[u8], off: usize| u64::from_ne_bytes(raw[off..off + 8].try_into().unwrap());
+        let (_, before) = netns::tcp_info(&client);
+        let port = client.local_addr().unwrap().port().to_string();
+        let doc = json_of(&bbrkit(&["conns", "--port", &port, "--json"]));
+        let (_, after) = netns::tcp_info(&client);
+        let local = client.local_addr().unwrap().to_string();
+        let s = doc["sockets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["local"] == local.as_str())
+            .expect("stalled sender in conns");
+        let busy_us = (s["busy_s"].as_f64().unwrap() * 1e6).round() as u64;
+        let (b0, b1) = (u64_at(&before, 168), u64_at(&after, 168));
+        assert!(b0 > 0, "the sender has been busy");
+        assert!(b0 <= busy_us && busy_us <= b1, "{b0} <= {busy_us} <= {b1}");
+        let rwnd = s["rwnd_limited_ratio"].as_f64().unwrap();
+        let own = |raw: &[u8]| u64_at(raw, 176) as f64 / u64_at(raw, 168) as f64;
+        assert!(
+            rwnd > 0.5 && rwnd <= 1.0,
+            "stalled by the receive window: {rwnd} (own TCP_INFO {} .. {})",
+            own(&before),
+            own(&after)
+        );
+        let sndbuf = s["sndbuf_limited_ratio"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&sndbuf), "{sndbuf}");
+        assert!(
+            s["send_queue_bytes"].as_u64().unwrap() > 0,
+            "data waits in the send queue"
+        );
+    });
+}
