@@ -341,6 +341,26 @@ fn short_run_writes_json_csv_and_svg() {
             assert_eq!(runs[0]["flows"][0]["sender_tcp_congestion"], r["cc"]);
             assert!(runs[0]["retransmits"].is_u64());
             assert!(runs[0]["flows"][0]["end"]["snd_cwnd"].is_u64());
+            // One run: the median is that run; a run is the sum of its flows.
+            assert_eq!(r["bits_per_second"], runs[0]["bits_per_second"]);
+            let flows_sum: f64 = runs[0]["flows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["bits_per_second"].as_f64().unwrap())
+                .sum();
+            let run_bps = runs[0]["bits_per_second"].as_f64().unwrap();
+            assert!(
+                (flows_sum - run_bps).abs() <= 1e-6 * run_bps,
+                "{flows_sum} vs {run_bps}"
+            );
+            // iperf3's names and units: RTTs in µs, at least the 5 ms delay.
+            for f in runs[0]["flows"].as_array().unwrap() {
+                let end = &f["end"];
+                assert!(end["min_rtt"].as_u64().unwrap() >= 5000, "{end}");
+                assert!(end["rtt"].as_u64().unwrap() >= 5000, "{end}");
+                assert!(f["retransmits"].is_u64());
+            }
         }
     }
     let csv = std::fs::read_to_string(&csv).unwrap();
