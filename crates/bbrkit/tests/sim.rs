@@ -260,6 +260,72 @@ fn finite_flows_show_their_completion_time_alone_too() {
 }
 
 #[test]
+fn a_pipe_is_written_into_and_a_symlink_kept_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ts.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path in our temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = bbrkit(&[
+        "sim",
+        "--duration",
+        "1s",
+        "--timeseries",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced by a regular file"
+    );
+    let csv = reader.join().unwrap();
+    assert!(csv.starts_with("time_s,flow,cc,"), "{csv:.80}");
+    assert!(csv.lines().count() > 100);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file"
+    );
+    // A symbolic link to a regular file: the file is replaced, the link kept.
+    let real = dir.path().join("real.csv");
+    let link = dir.path().join("link.csv");
+    std::fs::write(&real, "old").unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = bbrkit(&[
+        "sim",
+        "--duration",
+        "1s",
+        "--timeseries",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .starts_with("time_s,flow,cc,")
+    );
+}
+
+#[test]
 fn presets_run() {
     let v = json(&["--preset", "seed", "--duration", "1s", "--rate", "100mbit"]);
     assert_eq!(

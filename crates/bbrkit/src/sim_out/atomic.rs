@@ -4,6 +4,10 @@
 //! temporary file up front proves the path is writable before any work.
 //! While a temporary file exists, SIGINT/SIGTERM remove it before the
 //! process exits (128 + signal), so Ctrl-C leaves nothing behind.
+//! A target that exists and is not a regular file (`/dev/stdout`, a FIFO,
+//! `/dev/null`) is written directly: renaming over it would replace the
+//! device or pipe with a regular file. A symbolic link to a regular file
+//! is followed, so the file it points to is replaced, not the link.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -73,7 +77,9 @@ fn untrack(slot: Option<usize>) {
 #[derive(Debug)]
 pub struct OutFile {
     target: PathBuf,
-    tmp: PathBuf,
+    /// The temporary file renamed over `target`; `None` when writing
+    /// straight into a device or pipe.
+    tmp: Option<PathBuf>,
     writer: Option<BufWriter<File>>,
     slot: Option<usize>,
 }
@@ -99,6 +105,30 @@ impl OutFile {
         if target.file_name().is_none() {
             bail!("{what}: '{}' is not a file path", target.display());
         }
+        if let Ok(meta) = std::fs::metadata(target)
+            && !meta.is_file()
+        {
+            // A device, FIFO or socket: stream into it as it is.
+            let file = OpenOptions::new()
+                .write(true)
+                .open(target)
+                .with_context(|| format!("{what}: cannot write '{}'", target.display()))?;
+            return Ok(OutFile {
+                target: target.to_path_buf(),
+                tmp: None,
+                writer: Some(BufWriter::new(file)),
+                slot: None,
+            });
+        }
+        let resolved;
+        let target = match std::fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                resolved = std::fs::canonicalize(target)
+                    .with_context(|| format!("{what}: cannot resolve '{}'", target.display()))?;
+                resolved.as_path()
+            }
+            _ => target,
+        };
         let tmp = temp_for(target);
         let slot = track(&tmp);
         let file = OpenOptions::new()
@@ -116,7 +146,7 @@ impl OutFile {
         };
         Ok(OutFile {
             target: target.to_path_buf(),
-            tmp,
+            tmp: Some(tmp),
             writer: Some(BufWriter::new(file)),
             slot,
         })
@@ -134,12 +164,16 @@ impl OutFile {
             .into_inner()
             .map_err(|e| e.into_error())
             .with_context(|| format!("writing '{}'", self.target.display()))?;
+        let Some(tmp) = self.tmp.take() else {
+            // Written straight into a device or pipe: flushed above.
+            return Ok(());
+        };
         file.sync_all()
             .with_context(|| format!("writing '{}'", self.target.display()))?;
-        let renamed = std::fs::rename(&self.tmp, &self.target)
+        let renamed = std::fs::rename(&tmp, &self.target)
             .with_context(|| format!("renaming into '{}'", self.target.display()));
         if renamed.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = std::fs::remove_file(&tmp);
         }
         untrack(self.slot.take());
         renamed
@@ -148,8 +182,10 @@ impl OutFile {
 
 impl Drop for OutFile {
     fn drop(&mut self) {
-        if self.writer.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if self.writer.is_some()
+            && let Some(tmp) = &self.tmp
+        {
+            let _ = std::fs::remove_file(tmp);
         }
         untrack(self.slot.take());
     }
