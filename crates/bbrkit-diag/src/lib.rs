@@ -43,6 +43,9 @@
 //!   leaves `bbr` at `None` and records a warning on the socket.
 //! * Netlink framing that does not fit its buffer is an error
 //!   ([`DiagError::Malformed`]), never a panic or a silent skip.
+//!
+//! [`probe_bbr_info`] tells the layout (v1 or v3) of this kernel's BBR without
+//! a live BBR connection, from a throwaway unconnected socket.
 
 #![warn(missing_docs)]
 
@@ -51,6 +54,7 @@ mod census;
 mod error;
 pub mod exposition;
 pub mod nstat;
+mod probe;
 pub mod prom;
 mod socket;
 mod state;
@@ -61,6 +65,7 @@ pub mod wire;
 pub use bbr_info::{BbrInfo, BbrV3Model};
 pub use census::{Filter, census, census_each, dump_raw};
 pub use error::DiagError;
+pub use probe::probe_bbr_info;
 pub use socket::{Family, Socket};
 pub use state::{StateSet, TcpState};
 pub use tcp_info::{KNOWN_LEN as TCP_INFO_KNOWN_LEN, TcpInfo};

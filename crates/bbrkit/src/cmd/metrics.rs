@@ -127,13 +127,15 @@ fn write_verify(
 
 /// BBR version for the info metric: the host's `/sys/module/tcp_bbr/version`
 /// when it has one, else the `bbr_version` of live BBR sockets' info
-/// (`1` for the 20-byte mainline layout), else `unknown`.
+/// (`1` for the 20-byte mainline layout), else the layout the kernel reports
+/// on a throwaway unconnected BBR socket, else `unknown` (BBR not available).
 fn bbr_version(host: &facts::HostFacts, stats: &SocketStats) -> String {
     if host.bbr_version != "unknown" && !host.bbr_version.is_empty() {
         return host.bbr_version.clone();
     }
     stats
         .bbr_version()
+        .or_else(|| bbrkit_diag::probe_bbr_info().map(|b| b.version()))
         .map_or_else(|| "unknown".to_string(), |v| v.to_string())
 }
 

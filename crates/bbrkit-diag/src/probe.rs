@@ -1,0 +1,96 @@
+//! Which `tcp_bbr_info` layout this kernel's BBR reports, asked without any
+//! live BBR connection: a throwaway, never-connected TCP socket is switched to
+//! `bbr` (`TCP_CONGESTION`) and its `getsockopt(TCP_CC_INFO)` answer is decoded
+//! like `INET_DIAG_BBRINFO` (20 bytes = mainline v1, 52 bytes with the version
+//! byte at offset 39 = BBRv3).
+//!
+//! Owns that probe only. Must never load a module (it does nothing unless
+//! `bbr` is already in `tcp_available_congestion_control`), send a packet or
+//! leave anything behind: the socket is unbound, unconnected and closed on
+//! return.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use crate::BbrInfo;
+
+const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// The `tcp_bbr_info` the kernel's `bbr` reports on a fresh socket, or `None`
+/// when BBR is not available (not built in, module not loaded), the caller
+/// may not select it (`tcp_allowed_congestion_control`, no CAP_NET_ADMIN), or
+/// the kernel returns no BBR info. Only the layout (`len`, `version()`) is
+/// meaningful: the model of an unconnected socket is all zeros.
+pub fn probe_bbr_info() -> Option<BbrInfo> {
+    let available = std::fs::read_to_string(AVAILABLE).ok()?;
+    if !available.split_whitespace().any(|cc| cc == "bbr") {
+        return None;
+    }
+    // SAFETY: socket(2) with constant arguments; the result is checked and
+    // owned by `fd`, which closes it.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` is a fresh descriptor owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let name = b"bbr";
+    // SAFETY: a valid pointer/length pair for the option value.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let mut buf = [0u8; 128];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is writable for `len` bytes and the kernel writes at most
+    // `len` bytes, storing the length it wrote in `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CC_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let n = (len as usize).min(buf.len());
+    BbrInfo::parse(&buf[..n]).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a kernel that offers `bbr` to this user, the probe answers with a
+    /// layout the BBR parser knows; otherwise it says nothing.
+    #[test]
+    fn probe_matches_what_this_kernel_offers() {
+        let available = std::fs::read_to_string(AVAILABLE).unwrap_or_default();
+        let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+            .unwrap_or_default();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let offered = available.split_whitespace().any(|c| c == "bbr")
+            && (root || allowed.split_whitespace().any(|c| c == "bbr"));
+        let got = probe_bbr_info();
+        assert_eq!(
+            got.is_some(),
+            offered,
+            "available: {available} allowed: {allowed}"
+        );
+        if let Some(b) = got {
+            assert!(b.len == 20 || b.len >= 40, "layout of {} bytes", b.len);
+            assert_eq!(b.version() == 1, b.len == 20);
+        }
+    }
+}
