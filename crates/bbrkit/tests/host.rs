@@ -572,6 +572,11 @@ fn bad_input_is_exit_2_one_line_and_writes_nothing() {
     assert_eq!(code(&out), 2);
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("bogus"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("auto, fq, fq_codel, keep"),
+        "{}",
+        stderr(&out)
+    );
 
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();

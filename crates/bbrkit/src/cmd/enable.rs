@@ -9,17 +9,28 @@ use bbrkit_host::enable::{Options, QdiscChoice, RuntimeStatus};
 use crate::{Global, Outcome, print_json};
 
 /// `--qdisc` values.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy)]
 pub enum Qdisc {
     /// fq when the kernel has it, else leave the default qdisc.
     Auto,
     /// fq.
     Fq,
     /// fq_codel.
-    #[value(name = "fq_codel")]
     FqCodel,
     /// Leave the default qdisc alone.
     Keep,
+}
+
+/// Parses `--qdisc`; the error names the accepted values so the one-line
+/// `bbrkit: ...` message is enough to fix the command.
+fn parse_qdisc(s: &str) -> Result<Qdisc, String> {
+    match s {
+        "auto" => Ok(Qdisc::Auto),
+        "fq" => Ok(Qdisc::Fq),
+        "fq_codel" => Ok(Qdisc::FqCodel),
+        "keep" => Ok(Qdisc::Keep),
+        _ => Err("expected one of auto, fq, fq_codel, keep".into()),
+    }
 }
 
 /// Arguments of `bbrkit enable`.
@@ -29,7 +40,7 @@ pub struct Args {
     #[arg(long, default_value = "bbr")]
     pub cc: String,
     /// Default qdisc: auto (fq when available), fq, fq_codel, keep.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_parser = parse_qdisc, default_value = "auto")]
     pub qdisc: Qdisc,
     /// Add the tuning set (buffers, notsent_lowat, mtu probing, no slow start after idle).
     #[arg(long)]
