@@ -33,6 +33,11 @@ fn bad_flags_are_usage_errors() {
     assert!(e.contains("unknown TCP state 'bogus'"), "{e}");
     let e = usage_error(&bbrkit(&["conns", "--port", "70000"]));
     assert!(e.contains("70000"), "{e}");
+    let e = usage_error(&bbrkit(&["conns", "--cc", "no-such-cc"]));
+    assert!(
+        e.contains("--cc no-such-cc: no such congestion-control algorithm"),
+        "{e}"
+    );
     let e = usage_error(&bbrkit(&["conns", "--port", "0"]));
     assert!(
         e.contains("'0'"),

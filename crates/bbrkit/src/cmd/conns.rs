@@ -55,8 +55,32 @@ pub fn parse_states(text: &str) -> Result<StateSet, String> {
     Ok(set)
 }
 
+/// The kernel's registered algorithms, from which every socket's comes.
+const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// Refuses a `--cc` that no socket can have: a name the kernel has not
+/// registered (a typo such as `bbr2`). Skipped when the list cannot be read.
+fn check_cc(cc: &str, available: Option<&str>) -> anyhow::Result<()> {
+    let Some(available) = available else {
+        return Ok(());
+    };
+    if available
+        .split_whitespace()
+        .any(|a| a.eq_ignore_ascii_case(cc))
+    {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--cc {cc}: no such congestion-control algorithm on this kernel (available: {})",
+        available.split_whitespace().collect::<Vec<_>>().join(", ")
+    )
+}
+
 /// Runs `bbrkit conns`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
+    if let Some(cc) = &args.cc {
+        check_cc(cc, std::fs::read_to_string(AVAILABLE).ok().as_deref())?;
+    }
     let filter = Filter {
         states: args.state,
         port: args.port,
@@ -536,6 +560,22 @@ mod tests {
         assert!(
             text.contains("bytes_sent:- bytes_acked:- bytes_retrans:-"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn cc_flag_must_name_a_registered_algorithm() {
+        let avail = Some("reno bbr cubic\n");
+        assert!(check_cc("bbr", avail).is_ok());
+        assert!(check_cc("CUBIC", avail).is_ok());
+        let e = check_cc("bbr2", avail).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--cc bbr2: no such congestion-control algorithm on this kernel (available: reno, bbr, cubic)"
+        );
+        assert!(
+            check_cc("anything", None).is_ok(),
+            "unreadable list: no check"
         );
     }
 
