@@ -233,37 +233,26 @@ pub fn bbr_version_from_sockets() -> Option<(String, String)> {
         ..Default::default()
     };
     let socks = bbrkit_diag::census(&filter).ok()?;
-    let (s, info) = socks.iter().find_map(|s| s.bbr.as_ref().map(|b| (s, b)))?;
-    let where_ = format!("{} -> {}", s.local, s.remote);
-    Some(match info.version_byte {
-        Some(v) => (
-            v.to_string(),
-            format!(
-                "tcp_bbr_info of live socket {where_}: {} bytes, bbr_version byte = {v}",
-                info.len
-            ),
-        ),
-        None => (
-            "1".to_string(),
-            format!(
-                "tcp_bbr_info of live socket {where_}: {} bytes, the mainline (v1) layout",
-                info.len
-            ),
-        ),
+    socks.iter().find_map(|s| {
+        crate::bbr_probe::version_of(s, &format!("live socket {} -> {}", s.local, s.remote))
     })
 }
 
 /// Gathers the kernel facts (live kernel, files under `root`). When
 /// `/sys/module/tcp_bbr/version` is absent, the BBR version is read from a
-/// live BBR socket (one sock_diag dump); see [`gather_without_sockets`].
+/// live BBR socket (one sock_diag dump), else from a throwaway loopback
+/// connection ([`crate::bbr_probe`]); see [`gather_without_sockets`].
 pub fn gather(root: &Root) -> KernelFacts {
     let mut k = gather_without_sockets(root);
     if k.bbr_version == "unknown" {
-        match bbr_version_from_sockets() {
+        let registered = k.available_cc.iter().any(|c| c == "bbr");
+        match bbr_version_from_sockets()
+            .or_else(|| registered.then(crate::bbr_probe::probe).flatten())
+        {
             Some((v, e)) => (k.bbr_version, k.bbr_version_evidence) = (v, e),
             None => k
                 .bbr_version_evidence
-                .push_str(" and no live BBR socket to read tcp_bbr_info from"),
+                .push_str(" and no live or throwaway BBR socket to read tcp_bbr_info from"),
         }
     }
     k
