@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::precedence::{self, Loader};
-use crate::qdisc::{self, Class};
+use crate::qdisc;
 use crate::verify::bbrkit_value;
 use crate::{HostError, KEY_CC, KEY_QDISC, Root, enable, env, kernel, sysctl};
 
@@ -315,9 +315,7 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     if let (Some(d), Ok(list)) = (&facts.default_qdisc, qdisc::list()) {
         let stale: Vec<String> = list
             .iter()
-            .filter(|i| {
-                matches!(i.class, Class::KernelDefault | Class::Multiqueue) && i.effective() != d
-            })
+            .filter(|i| enable::needs_recreate(i, Some(d)))
             .map(|i| {
                 format!(
                     "{}: root {} while net.core.default_qdisc = {d}",
