@@ -223,6 +223,27 @@ fn feature(
     }
 }
 
+/// `(version, evidence)` from a `tcp_bbr_info`: the `bbr_version` byte of
+/// the BBRv3 layout, or `1` for the 20-byte mainline layout.
+fn version_of(info: &bbrkit_diag::BbrInfo, whose: &str) -> (String, String) {
+    match info.version_byte {
+        Some(v) => (
+            v.to_string(),
+            format!(
+                "tcp_bbr_info of {whose}: {} bytes, bbr_version byte = {v}",
+                info.len
+            ),
+        ),
+        None => (
+            "1".to_string(),
+            format!(
+                "tcp_bbr_info of {whose}: {} bytes, the mainline (v1) layout",
+                info.len
+            ),
+        ),
+    }
+}
+
 /// The BBR version as the kernel reports it on a live socket: the
 /// `bbr_version` byte of `INET_DIAG_BBRINFO` (offset 39, BBRv3 layout), or 1
 /// when the kernel sends the 20-byte mainline layout. None without a BBR
@@ -234,21 +255,34 @@ pub fn bbr_version_from_sockets() -> Option<(String, String)> {
     };
     let socks = bbrkit_diag::census(&filter).ok()?;
     socks.iter().find_map(|s| {
-        crate::bbr_probe::version_of(s, &format!("live socket {} -> {}", s.local, s.remote))
+        let info = s.bbr.as_ref()?;
+        Some(version_of(
+            info,
+            &format!("live socket {} -> {}", s.local, s.remote),
+        ))
     })
+}
+
+/// The same read from a fresh, unconnected socket switched to `bbr` with
+/// `TCP_CONGESTION` (`TCP_CC_INFO`, through `bbrkit_diag::probe_bbr_info`):
+/// no connection, no traffic, and never a module load (it requires `bbr`
+/// to be registered already).
+pub fn bbr_version_from_probe() -> Option<(String, String)> {
+    let info = bbrkit_diag::probe_bbr_info()?;
+    Some(version_of(
+        &info,
+        "a fresh unconnected socket set to bbr with TCP_CONGESTION (TCP_CC_INFO)",
+    ))
 }
 
 /// Gathers the kernel facts (live kernel, files under `root`). When
 /// `/sys/module/tcp_bbr/version` is absent, the BBR version is read from a
-/// live BBR socket (one sock_diag dump), else from a throwaway loopback
-/// connection ([`crate::bbr_probe`]); see [`gather_without_sockets`].
+/// live BBR socket (one sock_diag dump), else from a fresh unconnected BBR
+/// socket ([`bbr_version_from_probe`]); see [`gather_without_sockets`].
 pub fn gather(root: &Root) -> KernelFacts {
     let mut k = gather_without_sockets(root);
     if k.bbr_version == "unknown" {
-        let registered = k.available_cc.iter().any(|c| c == "bbr");
-        match bbr_version_from_sockets()
-            .or_else(|| registered.then(crate::bbr_probe::probe).flatten())
-        {
+        match bbr_version_from_sockets().or_else(bbr_version_from_probe) {
             Some((v, e)) => (k.bbr_version, k.bbr_version_evidence) = (v, e),
             None => k
                 .bbr_version_evidence
@@ -356,6 +390,27 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bbr_version_from_a_fresh_socket_when_bbr_is_selectable() {
+        let list = |k: &str| sysctl::read_list(k);
+        let available = list("net.ipv4.tcp_available_congestion_control");
+        let allowed = list("net.ipv4.tcp_allowed_congestion_control");
+        let root = nix::unistd::geteuid().is_root();
+        let selectable =
+            available.iter().any(|c| c == "bbr") && (root || allowed.iter().any(|c| c == "bbr"));
+        match bbr_version_from_probe() {
+            Some((v, evidence)) => {
+                assert!(selectable);
+                assert!(v == "1" || v == "3", "{v}: {evidence}");
+                assert!(evidence.contains("TCP_CC_INFO"), "{evidence}");
+            }
+            None => assert!(
+                !selectable,
+                "bbr is selectable here but the probe read nothing"
+            ),
+        }
+    }
 
     #[test]
     fn config_parse_and_feature_from_config_and_module_tree() {

@@ -20,7 +20,6 @@
 //! - [`facts::gather`]: the small set of host facts a metrics exporter wants.
 
 pub mod atomic;
-pub mod bbr_probe;
 pub mod check;
 pub mod doctor;
 pub mod enable;
