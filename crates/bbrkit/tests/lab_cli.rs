@@ -165,6 +165,25 @@ fn signal_leaves_nothing(sig: i32, code: i32) {
     assert_eq!(host_links(), links);
 }
 
+/// A second Ctrl-C ends the lab at once, without waiting for the teardown;
+/// its `--netns-names` names are removed all the same.
+#[test]
+#[ignore = "needs root"]
+fn second_sigint_exits_at_once_leaving_nothing() {
+    let _g = serial();
+    let child = start_named_lab();
+    let pid = child.id();
+    let inodes = ns_inodes_of(pid);
+    unsafe {
+        libc::kill(pid as i32, libc::SIGINT);
+        libc::kill(pid as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+    assert_namespaces_gone(&inodes);
+}
+
 /// SIGINT or SIGTERM at random moments from start-up through setup into the
 /// run: whatever was built is gone afterwards. The seed is printed.
 #[test]
