@@ -122,8 +122,23 @@ fn host_links() -> Vec<String> {
 }
 
 /// Starts a lab with named namespaces and waits until they exist.
+/// `bbrkit` with default signal dispositions: whatever the test runner
+/// ignores (e.g. SIGHUP under nohup), the lab starts as from a terminal.
+fn bbrkit_default_signals() -> Command {
+    let mut cmd = bbrkit();
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 fn start_named_lab() -> std::process::Child {
-    let child = bbrkit()
+    let child = bbrkit_default_signals()
         .args([
             "lab",
             "--netns-names",
@@ -214,7 +229,7 @@ fn signals_at_random_moments_leave_nothing() {
         } else {
             (libc::SIGTERM, 143)
         };
-        let child = bbrkit()
+        let child = bbrkit_default_signals()
             .args(["lab", "--netns-names", "--runs", "1", "--duration", "3s"])
             .args(["--delay", "5ms", "--loss", "1%", "--cc", "cubic"])
             .stdout(Stdio::null())
@@ -263,6 +278,12 @@ fn sigint_mid_run_leaves_nothing() {
 #[ignore = "needs root"]
 fn sigterm_mid_run_leaves_nothing() {
     signal_leaves_nothing(libc::SIGTERM, 143);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn sighup_mid_run_leaves_nothing() {
+    signal_leaves_nothing(libc::SIGHUP, 129);
 }
 
 #[test]
