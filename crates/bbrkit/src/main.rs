@@ -125,11 +125,20 @@ fn usage_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = e.render().to_string();
-            let line = rendered
+            let mut line = rendered
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+                .trim_start_matches("error: ")
+                .to_string();
+            // Keep clap's list of accepted values on the same line.
+            if let Some(values) = rendered
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("[possible values:"))
+            {
+                line = format!("{line} {values}");
+            }
             eprintln!("bbrkit: {line}");
             ExitCode::from(2)
         }
