@@ -300,6 +300,8 @@ fn cleanup_removes_what_sigkill_left() {
         3,
         "a SIGKILLed named lab leaves its names"
     );
+    // A lab that is still running keeps its names.
+    let running = start_named_lab();
     let out = bbrkit()
         .args(["lab", "--cleanup", "--json"])
         .output()
@@ -318,6 +320,20 @@ fn cleanup_removes_what_sigkill_left() {
     }
     assert!(names_of(pid).is_empty());
     assert_namespaces_gone(&inodes);
+    assert_eq!(
+        names_of(running.id()).len(),
+        3,
+        "a running lab is left alone"
+    );
+    assert!(
+        !removed
+            .iter()
+            .any(|r| r.contains(&format!("bbrk{}-", running.id())))
+    );
+    unsafe { libc::kill(running.id() as i32, libc::SIGINT) };
+    let rid = running.id();
+    assert_eq!(running.wait_with_output().unwrap().status.code(), Some(130));
+    assert!(names_of(rid).is_empty());
 }
 
 #[test]
