@@ -326,6 +326,50 @@ fn a_pipe_is_written_into_and_a_symlink_kept_not_replaced() {
 }
 
 #[test]
+fn fine_intervals_keep_timestamps_distinct_and_absurd_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ts.csv");
+    let out = bbrkit(&[
+        "sim",
+        "--cc",
+        "bbr1",
+        "--duration",
+        "20ms",
+        "--interval",
+        "100us",
+        "--timeseries",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let times: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert!(times.len() >= 190, "{}", times.len());
+    let mut unique = times.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), times.len(), "a timestamp repeats: {times:?}");
+    // Before the first RTT sample srtt_ms is empty, not 0.
+    let first = text.lines().nth(1).unwrap();
+    assert_eq!(first.split(',').nth(11), Some(""), "{first}");
+    std::fs::remove_file(&csv).unwrap();
+    assert_usage_error(
+        &[
+            "--duration",
+            "1s",
+            "--interval",
+            "1ns",
+            "--timeseries",
+            csv.to_str().unwrap(),
+        ],
+        "use a longer interval",
+    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
 fn presets_run() {
     let v = json(&["--preset", "seed", "--duration", "1s", "--rate", "100mbit"]);
     assert_eq!(

@@ -88,6 +88,10 @@ pub struct Args {
     preset: Option<Preset>,
 }
 
+/// Most `--timeseries`/`--plot` samples per flow and run (a row is about
+/// 100 bytes, so at most ~1 GB of CSV per flow).
+const MAX_SAMPLES: u128 = 10_000_000;
+
 /// Flag values after presets and defaults.
 struct Plan {
     algorithms: Vec<Algorithm>,
@@ -250,6 +254,29 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             pl.display()
         );
     }
+    let interval = match &args.interval {
+        Some(s) => ctx("interval", parse_duration(s))?,
+        None => (plan.duration / 6000).max(Duration::from_millis(10)),
+    };
+    if interval.is_zero() {
+        bail!("--interval: must be positive");
+    }
+    let samples = plan.duration.as_nanos() / interval.as_nanos();
+    if samples > MAX_SAMPLES {
+        bail!(
+            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
+            interval.as_secs_f64(),
+            plan.duration.as_secs_f64()
+        );
+    }
+    // Enough decimals in time_s that samples never share a timestamp.
+    let decimals = if interval >= Duration::from_millis(1) {
+        3
+    } else if interval >= Duration::from_micros(1) {
+        6
+    } else {
+        9
+    };
     // Prove the outputs are writable before spending time simulating.
     let mut ts_file = args
         .timeseries
@@ -262,13 +289,6 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         .map(|p| OutFile::create(p, "--plot"))
         .transpose()?;
     let tracing = ts_file.is_some() || plot_file.is_some();
-    let interval = match &args.interval {
-        Some(s) => ctx("interval", parse_duration(s))?,
-        None => (plan.duration / 6000).max(Duration::from_millis(10)),
-    };
-    if interval.is_zero() {
-        bail!("--interval: must be positive");
-    }
 
     // One config per run: (loss, flows).
     let flow = |i: usize| FlowConfig {
@@ -317,7 +337,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             let mut io_err = None;
             let report = bbrkit_sim::run(cfg, &mut |row| {
                 if let Some(f) = ts_file.as_mut()
-                    && let Err(e) = csv::write_row(f, run_idx, *loss, row)
+                    && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
                 {
                     io_err.get_or_insert(e);
                 }

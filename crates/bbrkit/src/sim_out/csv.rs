@@ -13,11 +13,24 @@ fn opt(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.0}")).unwrap_or_default()
 }
 
-/// Writes one row; `run` numbers the condition, `loss` is its loss rate.
-pub fn write_row(w: &mut impl Write, run: usize, loss: f64, r: &TraceRow) -> std::io::Result<()> {
+/// Writes one row; `run` numbers the condition, `loss` is its loss rate,
+/// `time_s` gets `decimals` digits after the point (3 for intervals of a
+/// millisecond or more). `srtt_ms` is empty until the first RTT sample.
+pub fn write_row(
+    w: &mut impl Write,
+    run: usize,
+    loss: f64,
+    decimals: usize,
+    r: &TraceRow,
+) -> std::io::Result<()> {
+    let srtt = if r.srtt_ms > 0.0 {
+        format!("{:.3}", r.srtt_ms)
+    } else {
+        String::new()
+    };
     writeln!(
         w,
-        "{:.3},{},{},{},{},{:.0},{:.0},{},{},{:.0},{},{:.3},{},{},{},{}",
+        "{:.decimals$},{},{},{},{},{:.0},{:.0},{},{},{:.0},{},{},{},{},{},{}",
         r.time_s,
         r.flow,
         r.cc,
@@ -29,7 +42,7 @@ pub fn write_row(w: &mut impl Write, run: usize, loss: f64, r: &TraceRow) -> std
         r.inflight_pkts,
         r.pacing_rate_bps,
         opt(r.delivery_rate_bps),
-        r.srtt_ms,
+        srtt,
         opt(r.bw_estimate_bps),
         r.state,
         r.ca_state,

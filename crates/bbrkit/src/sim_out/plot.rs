@@ -41,7 +41,10 @@ impl Series {
         }
         self.throughput.push((r.time_s, r.throughput_bps / 1e6));
         self.cwnd.push((r.time_s, f64::from(r.cwnd_pkts)));
-        self.rtt.push((r.time_s, r.srtt_ms));
+        if r.srtt_ms > 0.0 {
+            // No RTT sample yet: nothing to draw.
+            self.rtt.push((r.time_s, r.srtt_ms));
+        }
     }
 }
 
