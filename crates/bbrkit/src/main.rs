@@ -147,7 +147,17 @@ fn usage_error(e: clap::Error) -> ExitCode {
 
 /// Prints `value` as the command's single JSON document.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
-    println!("{text}");
-    Ok(())
+    emit(&(serde_json::to_string_pretty(value)? + "\n"))
+}
+
+/// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by
+/// SIGPIPE (see [`restore_sigpipe`]); any other write error (a full disk) is
+/// reported as an error rather than a panic as with `print!`.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
 }

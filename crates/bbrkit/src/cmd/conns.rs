@@ -90,26 +90,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let socks = bbrkit_diag::census(&filter).context("taking the socket census")?;
     let sums = summary::by_algorithm(&socks);
     if global.json {
-        emit(&json_text(&document(&args, &sums, &socks))?)?;
+        crate::print_json(&document(&args, &sums, &socks))?;
     } else {
-        emit(&render(&sums, &socks))?;
+        crate::emit(&render(&sums, &socks))?;
     }
     Ok(Outcome::Ok)
-}
-
-/// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by
-/// SIGPIPE (main restores the default action); any other write error (a full
-/// disk) is reported rather than a panic as with `print!`.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("writing to stdout")
-}
-
-fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 fn us_to_ms(us: impl Into<f64>) -> f64 {

@@ -44,26 +44,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         write_textfile(path, text.as_bytes())?;
     }
     if global.json {
-        emit(&json_text(&document(&exp, args.textfile.as_deref()))?)?;
+        crate::print_json(&document(&exp, args.textfile.as_deref()))?;
     } else if args.textfile.is_none() {
-        emit(&text)?;
+        crate::emit(&text)?;
     }
     Ok(Outcome::Ok)
-}
-
-/// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by
-/// SIGPIPE (main restores the default action); any other write error (a full
-/// disk) is reported rather than a panic as with `print!`.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("writing to stdout")
-}
-
-fn json_text<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
 /// Builds the whole exposition for the calling thread's network namespace.
