@@ -110,10 +110,9 @@ impl Emulator {
         } else {
             params
         };
-        let cfg = forward_config(topo.mtu);
         let (rc, rs) = topo.router.run(|| {
             let open = |idx, name: &str| {
-                PacketSocket::open(idx, !netem, cfg.slot_len)
+                PacketSocket::open(idx, !netem)
                     .map(Arc::new)
                     .map_err(|e| LabError::io(format!("AF_PACKET socket on {name}"), e))
             };
@@ -123,6 +122,7 @@ impl Emulator {
             ))
         })?;
         let stop = Arc::new(AtomicBool::new(false));
+        let cfg = forward_config(topo.mtu);
         let mut threads = Vec::new();
         for (rx, tx, params, name) in [
             (rs.clone(), rc.clone(), params, "bbrkit-emu-data"),
