@@ -151,6 +151,25 @@ impl AckTimes {
     }
 }
 
+/// Linux `tcp_mark_skb_lost` + `tcp_notify_skb_loss_event`: marks `p` lost
+/// (or, if only its retransmission was in flight, that retransmission), and
+/// tells the controller. A packet already lost with nothing in flight is left
+/// alone.
+fn mark_skb_lost<C: CongestionControl>(p: &mut Pkt, tcp: &mut Tcp, cc: &mut C) {
+    if !p.lost {
+        p.lost = true;
+        tcp.lost_out += 1;
+    } else if p.retrans {
+        // The retransmission was lost too.
+        p.retrans = false;
+        tcp.retrans_out -= 1;
+    } else {
+        return;
+    }
+    tcp.lost += 1;
+    cc.skb_marked_lost(tcp, &p.tx, 1);
+}
+
 #[derive(Debug, Clone)]
 struct Pkt {
     num: u64,
@@ -557,19 +576,7 @@ impl<C: CongestionControl> Sender<C> {
             if p.sacked || !late {
                 continue;
             }
-            if !p.lost {
-                p.lost = true;
-                self.tcp.lost_out += 1;
-            } else if p.retrans {
-                // The retransmission was lost too (tcp_mark_skb_lost).
-                p.retrans = false;
-                self.tcp.retrans_out -= 1;
-            } else {
-                continue;
-            }
-            // tcp_notify_skb_loss_event.
-            self.tcp.lost += 1;
-            self.cc.skb_marked_lost(&mut self.tcp, &p.tx, 1);
+            mark_skb_lost(p, &mut self.tcp, &mut self.cc);
         }
     }
 }

@@ -151,17 +151,7 @@ impl<C: CongestionControl> Sender<C> {
         self.stats.rtos += 1;
         // tcp_timeout_mark_lost.
         for p in self.pkts.iter_mut().filter(|p| !p.sacked) {
-            if !p.lost {
-                p.lost = true;
-                self.tcp.lost_out += 1;
-            } else if p.retrans {
-                p.retrans = false;
-                self.tcp.retrans_out -= 1;
-            } else {
-                continue;
-            }
-            self.tcp.lost += 1;
-            self.cc.skb_marked_lost(&mut self.tcp, &p.tx, 1);
+            super::mark_skb_lost(p, &mut self.tcp, &mut self.cc);
         }
         let state = self.tcp.ca_state;
         if state <= CaState::Disorder
