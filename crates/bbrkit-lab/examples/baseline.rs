@@ -55,6 +55,7 @@ fn main() {
                 flows: 1,
                 duration: Duration::from_secs(4),
                 sample_every: Duration::from_millis(100),
+                keep_off_cpu: None,
             };
             let r = run_test(&topo, &spec, &AtomicBool::new(false)).unwrap();
             println!(

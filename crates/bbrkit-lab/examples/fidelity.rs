@@ -2,14 +2,15 @@
 //! ping RTT against configured delay, probe loss against configured loss,
 //! delivered rate against configured rate, and BBR/CUBIC through it.
 //!
-//! `cargo run --release -p bbrkit-lab --example fidelity`
+//! `cargo run --release -p bbrkit-lab --example fidelity [split|userspace]`
+//! (default `split`).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bbrkit_lab::emulator::Emulator;
 use bbrkit_lab::emulator::model::LinkParams;
+use bbrkit_lab::emulator::{Emulator, EmulatorKind};
 use bbrkit_lab::probe::probe;
 use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
 use bbrkit_lab::topology::{CLIENT_ADDR, SERVER_ADDR, Topology};
@@ -24,8 +25,21 @@ fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> L
     }
 }
 
+fn kind() -> EmulatorKind {
+    match std::env::args().nth(1).as_deref() {
+        Some("userspace") => EmulatorKind::Userspace,
+        _ => EmulatorKind::Split,
+    }
+}
+
+fn start(topo: &Topology, p: LinkParams, seed: u64) -> Emulator {
+    Emulator::start_kind(topo, kind(), p, seed).unwrap()
+}
+
+/// Delivered rate of Ethernet frames measured at the receiver (first to
+/// last arrival), and late frames (either direction).
 fn udp_rate(topo: &Topology, rate: u64, offered: u64) -> (f64, u64) {
-    let emu = Emulator::start(topo, params(5, 0.0, Some(rate), Some(rate / 8 / 20)), 1).unwrap();
+    let emu = start(topo, params(5, 0.0, Some(rate), Some(rate / 8 / 20)), 1);
     let rx = topo
         .client
         .run(|| Ok(UdpSocket::bind(SocketAddr::from((CLIENT_ADDR, 0))).unwrap()))
@@ -39,12 +53,18 @@ fn udp_rate(topo: &Topology, rate: u64, offered: u64) -> (f64, u64) {
         .unwrap();
     let stop = AtomicBool::new(false);
     let per_ms = (offered / 8 / 1514 / 1000).max(1);
-    std::thread::scope(|s| {
-        s.spawn(|| {
+    let (frames, span) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
             let mut buf = [0u8; 2048];
+            let (mut n, mut first, mut last) = (0u64, None, Instant::now());
             while !stop.load(Ordering::Relaxed) {
-                let _ = rx.recv(&mut buf);
+                if rx.recv(&mut buf).is_ok() {
+                    n += 1;
+                    last = Instant::now();
+                    first.get_or_insert(last);
+                }
             }
+            (n, first.map_or(0.0, |f| (last - f).as_secs_f64()))
         });
         unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -15) };
         let start = Instant::now();
@@ -60,20 +80,22 @@ fn udp_rate(topo: &Topology, rate: u64, offered: u64) -> (f64, u64) {
         }
         std::thread::sleep(Duration::from_millis(200));
         stop.store(true, Ordering::Relaxed);
+        h.join().unwrap()
     });
     let rep = emu.stop().unwrap();
     (
-        rep.data.bytes_out as f64 * 8.0 / rep.data.active_s,
-        rep.data.late_frames,
+        frames.saturating_sub(1) as f64 * 1514.0 * 8.0 / span.max(1e-9),
+        rep.data.late_frames + rep.reverse.late_frames,
     )
 }
 
 fn main() {
     let topo = Topology::build("bbrkfid", 1500, false).unwrap();
+    println!("emulator: {:?}", kind());
     println!("## delay: ICMP ping RTT (server -> client kernel -> server), 500 probes");
     println!("| configured | min | median | p99 | max |");
     for d in [0, 1, 10, 50] {
-        let emu = Emulator::start(&topo, params(d, 0.0, None, None), 1).unwrap();
+        let emu = start(&topo, params(d, 0.0, None, None), 1);
         let p = probe(
             &topo,
             500,
@@ -90,7 +112,7 @@ fn main() {
     println!("\n## loss: 20000 ICMP probes");
     println!("| configured | measured | binomial 99.9% band |");
     for l in [0.01, 0.02, 0.05] {
-        let emu = Emulator::start(&topo, params(1, l, None, None), 7).unwrap();
+        let emu = start(&topo, params(1, l, None, None), 7);
         let p = probe(
             &topo,
             20_000,
@@ -120,16 +142,17 @@ fn main() {
         );
     }
     println!("\n## TCP through the emulator, 4 s, 1 flow");
-    println!("| delay | loss | cc | goodput | retransmits | late frames | frames/s |");
+    println!("| delay | loss | cc | goodput | retransmits | late frames | data frames/s |");
     for (d, l) in [(0, 0.0), (0, 0.02), (10, 0.0), (10, 0.02), (10, 0.05)] {
         for cc in ["cubic", "bbr"] {
-            let emu = Emulator::start(&topo, params(d, l, None, None), 3).unwrap();
+            let emu = start(&topo, params(d, l, None, None), 3);
             let spec = TestSpec {
                 cc: cc.into(),
                 cc_on: CcOn::Sender,
                 flows: 1,
                 duration: Duration::from_secs(4),
                 sample_every: Duration::from_millis(100),
+                keep_off_cpu: None,
             };
             let r = run_test(&topo, &spec, &AtomicBool::new(false)).unwrap();
             let rep = emu.stop().unwrap();
@@ -138,9 +161,9 @@ fn main() {
                 l * 100.0,
                 r.bits_per_second / 1e6,
                 r.retransmits,
-                rep.data.late_frames,
-                rep.data.frames_out,
-                rep.data.frames_in as f64 / rep.data.active_s.max(1e-9)
+                rep.data.late_frames + rep.reverse.late_frames,
+                rep.data.frames_out + rep.reverse.frames_out,
+                rep.data.frames_in as f64 / 4.0
             );
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! Owns the few requests the lab needs: create a veth pair whose ends are
 //! born inside lab namespaces, bring links up, add IPv4 addresses, add a
-//! qdisc. The socket talks to the namespace of the thread that created it;
+//! qdisc and delete it again. The socket talks to the namespace of the thread that created it;
 //! must never be created on a thread that is not inside a lab namespace.
 
 use std::io;
@@ -153,6 +153,20 @@ impl Rtnl {
             } else {
                 NLM_F_CREATE | NLM_F_EXCL
             },
+        )
+    }
+
+    /// Deletes the root qdisc of link `index` (the link falls back to its
+    /// default, `noqueue` for a veth).
+    pub fn delete_root_qdisc(&mut self, index: u32) -> Result<()> {
+        let mut msg = TcMessage::default();
+        msg.header.family = AddressFamily::Unspec;
+        msg.header.index = index as i32;
+        msg.header.parent = TcHandle::ROOT;
+        self.request(
+            "delete root qdisc",
+            RouteNetlinkMessage::DelQueueDiscipline(msg),
+            0,
         )
     }
 }

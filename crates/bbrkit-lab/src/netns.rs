@@ -111,6 +111,40 @@ impl Netns {
         })
     }
 
+    /// Writes `value` to `/sys/<rel>` as this namespace sees it (e.g.
+    /// `class/net/veth-s/queues/rx-0/rps_cpus`). sysfs shows the links of the
+    /// namespace that mounts it, so a throwaway thread enters the namespace,
+    /// unshares its mount namespace, makes every mount private (nothing
+    /// propagates back to the host) and mounts a fresh sysfs over `/sys`
+    /// there; the mount dies with the thread. The host's `/sys` is never
+    /// written.
+    pub fn write_sys(&self, rel: &str, value: &str) -> Result<()> {
+        use nix::mount::{MsFlags, mount};
+        let path = format!("/sys/{rel}");
+        self.run(|| {
+            let io = |what: &str, e: nix::Error| LabError::io(what.to_string(), e.into());
+            nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_FS)
+                .map_err(|e| io("unshare the mount namespace", e))?;
+            mount(
+                None::<&str>,
+                "/",
+                None::<&str>,
+                MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+                None::<&str>,
+            )
+            .map_err(|e| io("make mounts private", e))?;
+            mount(
+                Some("sysfs"),
+                "/sys",
+                Some("sysfs"),
+                MsFlags::empty(),
+                None::<&str>,
+            )
+            .map_err(|e| io("mount sysfs", e))?;
+            std::fs::write(&path, value).map_err(|e| LabError::io(format!("write {path}"), e))
+        })
+    }
+
     /// Writes `value` to `/proc/sys/<key>` of this namespace (`key` like
     /// `net/ipv4/ip_forward`). Must be called from a thread inside it.
     pub fn write_sysctl(&self, key: &str, value: &str) -> Result<()> {

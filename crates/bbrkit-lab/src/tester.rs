@@ -42,6 +42,11 @@ pub struct TestSpec {
     pub duration: Duration,
     /// `TCP_INFO` sampling period.
     pub sample_every: Duration,
+    /// A CPU the sending threads stay off: the one the split emulator's
+    /// forwarder owns (see `Emulator::forwarder_cpu`), so the sender's
+    /// transmit path (and its pacing timer, armed where it sends) runs on
+    /// the other CPUs instead of delaying the ACKs.
+    pub keep_off_cpu: Option<usize>,
 }
 
 /// One flow's outcome.
@@ -180,7 +185,8 @@ fn measure(
             .iter()
             .map(|(_, srv)| {
                 let srv = srv.clone();
-                s.spawn(move || send(&srv, start, deadline, cancel))
+                let off = spec.keep_off_cpu;
+                s.spawn(move || send(&srv, start, deadline, cancel, off))
             })
             .collect();
         let receivers: Vec<_> = flows
@@ -267,15 +273,32 @@ fn sleep_until(t: Instant) {
     }
 }
 
+/// Moves the calling thread off `cpu` (best effort: not if it is the only
+/// one allowed).
+fn keep_off(cpu: usize) {
+    use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let me = nix::unistd::Pid::from_raw(0);
+    if let Ok(mut set) = sched_getaffinity(me) {
+        let others = (0..CpuSet::count()).any(|c| c != cpu && set.is_set(c).unwrap_or(false));
+        if others && set.unset(cpu).is_ok() {
+            let _ = sched_setaffinity(me, &set);
+        }
+    }
+}
+
 /// Writes until `deadline`; returns the final `TCP_INFO` and CPU seconds.
 fn send(
     sock: &TcpStream,
     start: Instant,
     deadline: Instant,
     cancel: &AtomicBool,
+    keep_off_cpu: Option<usize>,
 ) -> (Option<TcpSample>, f64) {
     let _ = sock.set_write_timeout(Some(Duration::from_millis(20)));
     let buf = vec![0x5au8; CHUNK];
+    if let Some(cpu) = keep_off_cpu {
+        keep_off(cpu);
+    }
     sleep_until(start);
     let cpu0 = tcpinfo::thread_cpu_s();
     let mut w = sock;

@@ -213,11 +213,65 @@ fn topology_comes_up_and_leaves_nothing() {
 
 #[test]
 #[ignore = "needs root"]
-fn emulator_holds_10ms_delay_within_1ms() {
+fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     let _g = serial();
-    with_retries("delay", || {
+    let topo = Topology::build("bbrktest", 1500, false).expect("build");
+    // (No probe before the emulator starts: an unanswered ARP would leave
+    // the server's neighbour entry waiting a second for its next try.)
+    let emu = Emulator::start_kind(
+        &topo,
+        EmulatorKind::Split,
+        params(0, 0.0, Some(1_000_000_000), Some(1_000_000)),
+        1,
+    )
+    .expect("emulator");
+    let p = probe(
+        &topo,
+        20,
+        Duration::from_millis(2),
+        Duration::from_millis(200),
+    )
+    .expect("probe");
+    let rep = emu.stop().expect("stop");
+    println!("{p:?}\n{rep:?}");
+    assert_eq!(p.received, 20, "both directions forwarded by the kernel");
+    assert!(
+        rep.data.frames_in >= 20 && rep.data.frames_out >= 20,
+        "{rep:?}"
+    );
+    assert!(
+        rep.reverse.frames_out >= 20,
+        "the ACK direction is bridged by eBPF"
+    );
+    assert_eq!(rep.reverse.late_frames, 0);
+    assert_eq!(rep.data.lost_frames + rep.data.buffer_drops, 0);
+    let after = probe(
+        &topo,
+        5,
+        Duration::from_millis(2),
+        Duration::from_millis(100),
+    )
+    .expect("probe");
+    assert_eq!(after.received, 0, "stopping detaches both programs");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn emulator_holds_10ms_delay_within_1ms() {
+    for kind in KINDS {
+        delay_test(kind);
+    }
+}
+
+/// The emulators bbrkit builds itself (netem is the kernel's).
+const KINDS: [EmulatorKind; 2] = [EmulatorKind::Split, EmulatorKind::Userspace];
+
+fn delay_test(kind: EmulatorKind) {
+    let _g = serial();
+    with_retries(&format!("delay ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
-        let emu = Emulator::start(&topo, params(10, 0.0, None, None), 1).expect("emulator");
+        let emu =
+            Emulator::start_kind(&topo, kind, params(10, 0.0, None, None), 1).expect("emulator");
         let p = probe(
             &topo,
             200,
@@ -249,12 +303,21 @@ fn emulator_holds_10ms_delay_within_1ms() {
 #[test]
 #[ignore = "needs root"]
 fn emulator_loss_is_within_binomial_bounds() {
+    for kind in KINDS {
+        loss_test(kind);
+    }
+}
+
+fn loss_test(kind: EmulatorKind) {
     let _g = serial();
+    // The userspace emulator's loss process is seeded; the split one uses
+    // the kernel's PRNG (the bounds are the same).
     let seed = 0xb1b0_u64 ^ std::process::id() as u64;
     println!("seed {seed}");
-    with_retries("loss", || {
+    with_retries(&format!("loss ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
-        let emu = Emulator::start(&topo, params(1, 0.02, None, None), seed).expect("emulator");
+        let emu =
+            Emulator::start_kind(&topo, kind, params(1, 0.02, None, None), seed).expect("emulator");
         let n = 4000u64;
         let p = probe(
             &topo,
@@ -304,20 +367,23 @@ fn emulator_loss_is_within_binomial_bounds() {
 #[test]
 #[ignore = "needs root"]
 fn emulator_rate_is_within_5_percent() {
-    let _g = serial();
-    with_retries("rate", rate_attempt);
+    for kind in KINDS {
+        let _g = serial();
+        with_retries(&format!("rate ({kind:?})"), || rate_attempt(kind));
+    }
 }
 
 /// The buffer of the rate test: 600 kB, 48 ms at 100 Mbit/s.
 const RATE_BUFFER_BYTES: u64 = 600_000;
 
-fn rate_attempt() -> Result<(), String> {
+fn rate_attempt(kind: EmulatorKind) -> Result<(), String> {
     let rate = 100_000_000u64;
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     // A 48 ms buffer absorbs the bursts of a sender that the busy machine
     // deschedules now and then; the rate is enforced all the same.
-    let emu = Emulator::start(
+    let emu = Emulator::start_kind(
         &topo,
+        kind,
         params(5, 0.0, Some(rate), Some(RATE_BUFFER_BYTES)),
         1,
     )
@@ -345,13 +411,15 @@ fn rate_attempt() -> Result<(), String> {
     let (received, max_lag) = std::thread::scope(|s| {
         let h = s.spawn(|| {
             let mut buf = [0u8; 2048];
-            let mut bytes = 0u64;
+            let (mut frames, mut first, mut last) = (0u64, None, Instant::now());
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(n) = rx.recv(&mut buf) {
-                    bytes += n as u64;
+                if rx.recv(&mut buf).is_ok() {
+                    frames += 1;
+                    last = Instant::now();
+                    first.get_or_insert(last);
                 }
             }
-            bytes
+            (frames, first.map(|f| last - f))
         });
         // The offered load must not stall on a busy machine either, or the
         // link idles and the measured rate is the sender's, not the link's.
@@ -374,11 +442,15 @@ fn rate_attempt() -> Result<(), String> {
         (h.join().unwrap(), max_lag)
     });
     let rep = emu.stop().expect("stop");
-    println!("{rep:?} received {received}, sender at most {max_lag:?} behind");
+    let (frames, span) = received;
+    println!("{rep:?} received {frames} frames in {span:?}, sender at most {max_lag:?} behind");
     let d = &rep.data;
-    let measured = d.bytes_out as f64 * 8.0 / d.active_s;
+    // Measured at the receiver, in Ethernet frame bits (1472 B of UDP
+    // payload + 42 B of headers), between the first and the last arrival.
+    let span = span.expect("frames arrived").as_secs_f64();
+    let measured = (frames - 1) as f64 * 1514.0 * 8.0 / span;
     println!("configured {rate} measured {measured:.0}");
-    assert!(received > 0);
+    assert!(frames > 1000);
 
     if (measured / rate as f64 - 1.0).abs() < 0.05 && d.buffer_drops > 0 {
         return Ok(());
@@ -403,6 +475,12 @@ fn rate_attempt() -> Result<(), String> {
 #[test]
 #[ignore = "needs root"]
 fn bbr_beats_cubic_5x_at_10ms_2pct_loss() {
+    for kind in KINDS {
+        bbr_vs_cubic(kind);
+    }
+}
+
+fn bbr_vs_cubic(kind: EmulatorKind) {
     let _g = serial();
     let plan = Plan {
         conditions: vec![Condition {
@@ -417,18 +495,17 @@ fn bbr_beats_cubic_5x_at_10ms_2pct_loss() {
         duration: Duration::from_secs(3),
         flows: 1,
         cc_on: CcOn::Sender,
-        emulator: EmulatorKind::Userspace,
+        emulator: kind,
         seed: 42,
         mtu: 1500,
         // The runner repeats a run the emulator marks spoiled by a CPU stall.
         retries: 1,
     };
     runner::validate(&plan).expect("kernel has cubic and bbr");
-    with_retries("bbr vs cubic", || {
+    with_retries(&format!("bbr vs cubic ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let cancel = AtomicBool::new(false);
-        let rep =
-            runner::run(&plan, &topo, EmulatorKind::Userspace, &cancel, &mut |_| {}).expect("run");
+        let rep = runner::run(&plan, &topo, kind, &cancel, &mut |_| {}).expect("run");
         let c = &rep.conditions[0];
         let (cubic, bbr) = (c.results[0].bits_per_second, c.results[1].bits_per_second);
         println!("cubic {cubic:.0} bbr {bbr:.0} ratio {:?}", c.ratio);
@@ -463,6 +540,7 @@ fn receiver_side_algorithm_does_not_change_the_sender() {
         flows: 2,
         duration: Duration::from_millis(600),
         sample_every: Duration::from_millis(100),
+        keep_off_cpu: None,
     };
     let r = bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)).expect("test");
     drop(emu);
@@ -485,7 +563,7 @@ fn netem_is_used_where_the_kernel_has_it() {
     if !has {
         assert_eq!(
             EmulatorKind::Auto.resolve(&topo).unwrap(),
-            EmulatorKind::Userspace
+            EmulatorKind::Split
         );
         let e = EmulatorKind::Netem.resolve(&topo).unwrap_err().to_string();
         assert!(e.contains("no sch_netem"), "{e}");

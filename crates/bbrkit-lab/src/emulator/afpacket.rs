@@ -57,6 +57,17 @@ impl PacketSocket {
     /// link's qdisc (the userspace emulator); without, they pass through it
     /// (netem mode: the kernel qdisc impairs them).
     pub fn open(ifindex: u32, bypass_qdisc: bool) -> io::Result<PacketSocket> {
+        Self::open_proto(ifindex, bypass_qdisc, ETH_P_ALL)
+    }
+
+    /// Opens a socket that only sends on link `ifindex` (bypassing its
+    /// qdisc): bound with protocol 0, the kernel never copies a received
+    /// frame into it, so frames the kernel forwards past it cost nothing.
+    pub fn open_send_only(ifindex: u32) -> io::Result<PacketSocket> {
+        Self::open_proto(ifindex, true, 0)
+    }
+
+    fn open_proto(ifindex: u32, bypass_qdisc: bool, protocol: u16) -> io::Result<PacketSocket> {
         // Protocol 0 at creation: nothing is queued before bind() narrows it.
         let raw = check(unsafe {
             libc::socket(
@@ -86,7 +97,7 @@ impl PacketSocket {
         // SAFETY: zeroed sockaddr_ll is valid; we fill the fields bind needs.
         let mut addr: libc::sockaddr_ll = unsafe { zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
-        addr.sll_protocol = ETH_P_ALL.to_be();
+        addr.sll_protocol = protocol.to_be();
         addr.sll_ifindex = ifindex as i32;
         check(unsafe {
             libc::bind(

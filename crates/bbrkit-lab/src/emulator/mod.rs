@@ -3,15 +3,25 @@
 //! client → server direction (ACKs) untouched.
 //!
 //! Owns choosing the implementation (`auto`: kernel netem where the kernel has
-//! it, else userspace), starting it for one run and collecting its report.
-//! The userspace emulator is two threads, one per direction, each moving
-//! Ethernet frames between the router's two links through AF_PACKET sockets
-//! (see `forwarder`). Must never attach to a link outside the router namespace.
+//! it, else split), starting it for one run and collecting its report.
+//!
+//! - `userspace`: two threads, one per direction, each moving Ethernet
+//!   frames between the router's two links through AF_PACKET sockets (see
+//!   `forwarder`); every impairment on the data direction.
+//! - `split`: loss and rate stay in the kernel on the data direction (eBPF +
+//!   `tbf`, see `split`), and one forwarder thread delays the ACK direction.
+//!   A TCP sender sees the same RTT either way; the data never crosses
+//!   userspace, so the emulator does not cap what the kernel can carry.
+//! - `netem`: the kernel qdisc impairs, the forwarder only bridges.
+//!
+//! Must never attach to a link outside the router namespace.
 
 pub mod afpacket;
+pub mod bpf;
 pub mod forwarder;
 pub mod model;
 pub mod netem;
+pub mod split;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,11 +39,14 @@ use model::{LinkModel, LinkParams};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmulatorKind {
-    /// Kernel netem where the kernel has it, else userspace.
+    /// Kernel netem where the kernel has it, else split.
     Auto,
     /// Kernel `sch_netem` on the router's egress toward the client.
     Netem,
-    /// bbrkit's AF_PACKET forwarder.
+    /// Loss and rate in the kernel (eBPF, tbf) on the data direction, delay
+    /// and jitter on the ACK direction in userspace.
+    Split,
+    /// bbrkit's AF_PACKET forwarder, every impairment on the data direction.
     Userspace,
 }
 
@@ -43,6 +56,7 @@ impl EmulatorKind {
         let has_netem = || netem::kernel_has_netem(topo);
         match self {
             EmulatorKind::Userspace => Ok(EmulatorKind::Userspace),
+            EmulatorKind::Split => Ok(EmulatorKind::Split),
             EmulatorKind::Netem => {
                 if has_netem()? {
                     Ok(EmulatorKind::Netem)
@@ -55,7 +69,7 @@ impl EmulatorKind {
             EmulatorKind::Auto => Ok(if has_netem()? {
                 EmulatorKind::Netem
             } else {
-                EmulatorKind::Userspace
+                EmulatorKind::Split
             }),
         }
     }
@@ -64,16 +78,25 @@ impl EmulatorKind {
 /// What the emulator did during one run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct EmulatorReport {
-    /// The impaired server → client direction.
+    /// The server → client direction (loss, rate; delay except in split).
     pub data: ForwarderStats,
-    /// The untouched client → server direction.
+    /// The client → server direction (the delay in split, else untouched).
     pub reverse: ForwarderStats,
 }
 
-/// A running userspace emulator; stops (and joins) on drop.
+/// Which direction a forwarder thread serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Data,
+    Reverse,
+}
+
+/// A running emulator; stops (and joins, and removes its kernel part) on drop.
 pub struct Emulator {
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<std::io::Result<ForwarderStats>>>,
+    threads: Vec<(Direction, JoinHandle<std::io::Result<ForwarderStats>>)>,
+    kernel: Option<split::KernelPath>,
+    cpu: Option<usize>,
 }
 
 /// Default forwarding-loop tuning for links of `mtu` bytes.
@@ -94,25 +117,36 @@ impl Emulator {
         Self::start_kind(topo, EmulatorKind::Userspace, params, seed)
     }
 
-    /// Starts the emulator of `kind` (`Netem` or `Userspace`). With netem,
-    /// the kernel qdisc on `veth-rc` impairs the data direction and the
-    /// forwarder only bridges frames (without bypassing that qdisc).
+    /// Starts the emulator of `kind` (`Netem`, `Split` or `Userspace`).
+    /// With netem, the kernel qdisc on `veth-rc` impairs the data direction
+    /// and the forwarder only bridges frames (without bypassing that qdisc).
     pub fn start_kind(
         topo: &Topology,
         kind: EmulatorKind,
         params: LinkParams,
         seed: u64,
     ) -> Result<Emulator> {
-        let netem = kind == EmulatorKind::Netem;
-        let params = if netem {
-            netem::configure(topo, &params, seed)?;
-            LinkParams::transparent()
-        } else {
-            params
-        };
+        match kind {
+            EmulatorKind::Split => Self::start_split(topo, params, seed),
+            EmulatorKind::Netem => {
+                netem::configure(topo, &params, seed)?;
+                Self::start_forwarders(topo, LinkParams::transparent(), false, seed)
+            }
+            EmulatorKind::Userspace => Self::start_forwarders(topo, params, true, seed),
+            EmulatorKind::Auto => Err(LabError::Invalid("resolve the emulator kind first".into())),
+        }
+    }
+
+    /// Both directions in userspace; `params` on the data direction.
+    fn start_forwarders(
+        topo: &Topology,
+        params: LinkParams,
+        bypass: bool,
+        seed: u64,
+    ) -> Result<Emulator> {
         let (rc, rs) = topo.router.run(|| {
             let open = |idx, name: &str| {
-                PacketSocket::open(idx, !netem)
+                PacketSocket::open(idx, bypass)
                     .map(Arc::new)
                     .map_err(|e| LabError::io(format!("AF_PACKET socket on {name}"), e))
             };
@@ -121,47 +155,192 @@ impl Emulator {
                 open(topo.router_server_index, crate::topology::ROUTER_SERVER_IF)?,
             ))
         })?;
-        let stop = Arc::new(AtomicBool::new(false));
+        let mut emu = Emulator {
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            kernel: None,
+            cpu: None,
+        };
         let cfg = forward_config(topo.mtu);
-        let mut threads = Vec::new();
-        for (rx, tx, params, name) in [
-            (rs.clone(), rc.clone(), params, "bbrkit-emu-data"),
-            (rc, rs, LinkParams::transparent(), "bbrkit-emu-ack"),
-        ] {
-            let stop = stop.clone();
-            let handle = std::thread::Builder::new()
-                .name(name.into())
-                .spawn(move || {
-                    raise_priority();
-                    let mut model = LinkModel::new(params, seed);
-                    forward(&rx, &tx, &mut model, cfg, &stop)
-                })
-                .map_err(|e| LabError::io("spawn emulator thread", e))?;
-            threads.push(handle);
+        emu.spawn(
+            Direction::Data,
+            rs.clone(),
+            rc.clone(),
+            params,
+            cfg,
+            seed,
+            None,
+        )?;
+        emu.spawn(
+            Direction::Reverse,
+            rc,
+            rs,
+            LinkParams::transparent(),
+            cfg,
+            seed,
+            None,
+        )?;
+        Ok(emu)
+    }
+
+    /// The split emulator: the data direction in the kernel; the ACK
+    /// direction through a delaying forwarder (or the kernel, with no delay).
+    fn start_split(topo: &Topology, params: LinkParams, seed: u64) -> Result<Emulator> {
+        let delayed = !(params.delay.is_zero() && params.jitter.is_zero());
+        let mut emu = Emulator {
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            kernel: None,
+            cpu: None,
+        };
+        if delayed {
+            let (rc, rs) = topo.router.run(|| {
+                let rc = PacketSocket::open(topo.router_client_index, true)
+                    .map_err(|e| LabError::io("AF_PACKET socket on veth-rc", e))?;
+                let rs = PacketSocket::open_send_only(topo.router_server_index)
+                    .map_err(|e| LabError::io("AF_PACKET socket on veth-rs", e))?;
+                Ok((Arc::new(rc), Arc::new(rs)))
+            })?;
+            let ack = LinkParams {
+                delay: params.delay,
+                jitter: params.jitter,
+                ..LinkParams::transparent()
+            };
+            let pin = steer_server_receive(topo, true);
+            emu.cpu = pin;
+            emu.spawn(
+                Direction::Reverse,
+                rc,
+                rs,
+                ack,
+                forward_config(topo.mtu),
+                seed,
+                pin,
+            )?;
         }
-        Ok(Emulator { stop, threads })
+        if !delayed {
+            steer_server_receive(topo, false);
+        }
+        emu.kernel = Some(split::KernelPath::install(topo, &params, !delayed)?);
+        Ok(emu)
+    }
+
+    fn spawn(
+        &mut self,
+        dir: Direction,
+        rx: Arc<PacketSocket>,
+        tx: Arc<PacketSocket>,
+        params: LinkParams,
+        cfg: ForwardConfig,
+        seed: u64,
+        pin: Option<usize>,
+    ) -> Result<()> {
+        let stop = self.stop.clone();
+        let name = match dir {
+            Direction::Data => "bbrkit-emu-data",
+            Direction::Reverse => "bbrkit-emu-ack",
+        };
+        let handle = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                if let Some(cpu) = pin {
+                    let mut set = nix::sched::CpuSet::new();
+                    // Best effort, like the priority.
+                    if set.set(cpu).is_ok() {
+                        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+                    }
+                }
+                raise_priority();
+                let mut model = LinkModel::new(params, seed);
+                forward(&rx, &tx, &mut model, cfg, &stop)
+            })
+            .map_err(|e| LabError::io("spawn emulator thread", e))?;
+        self.threads.push((dir, handle));
+        Ok(())
+    }
+
+    /// The CPU the split emulator's ACK forwarder is pinned to, if any: the
+    /// traffic's senders should stay off it (see `TestSpec::keep_off_cpu`).
+    pub fn forwarder_cpu(&self) -> Option<usize> {
+        self.cpu
     }
 
     /// Stops both directions and returns what they did.
     pub fn stop(mut self) -> Result<EmulatorReport> {
-        let mut stats = self.join_all();
-        let reverse = stats.pop().unwrap_or(Ok(Default::default()));
-        let data = stats.pop().unwrap_or(Ok(Default::default()));
-        Ok(EmulatorReport {
-            data: data.map_err(|e| LabError::io("emulator (data direction)", e))?,
-            reverse: reverse.map_err(|e| LabError::io("emulator (reverse direction)", e))?,
-        })
+        let mut rep = EmulatorReport::default();
+        for (dir, stats) in self.join_all() {
+            let stats = stats.map_err(|e| match dir {
+                Direction::Data => LabError::io("emulator (data direction)", e),
+                Direction::Reverse => LabError::io("emulator (reverse direction)", e),
+            })?;
+            match dir {
+                Direction::Data => rep.data = stats,
+                Direction::Reverse => rep.reverse = stats,
+            }
+        }
+        if let Some(kernel) = self.kernel.take() {
+            let (data, reverse) = kernel.finish()?;
+            rep.data = data;
+            if let Some(r) = reverse {
+                rep.reverse = r;
+            }
+        }
+        Ok(rep)
     }
 
-    fn join_all(&mut self) -> Vec<std::io::Result<ForwarderStats>> {
+    fn join_all(&mut self) -> Vec<(Direction, std::io::Result<ForwarderStats>)> {
         self.stop.store(true, Ordering::Relaxed);
         self.threads
             .drain(..)
-            .map(|t| {
-                t.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("emulator thread panicked")))
+            .map(|(dir, t)| {
+                let r = t
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("emulator thread panicked")));
+                (dir, r)
             })
             .collect()
+    }
+}
+
+/// With `on`, picks a CPU for the split emulator's ACK forwarder and steers
+/// the server link's receive processing (RPS) to the other CPUs; without,
+/// turns RPS off again. Returns the CPU to pin the forwarder to.
+///
+/// Why: a veth hands a frame to its peer on the sender's CPU, so the
+/// forwarder's `sendmmsg` of a batch of ACKs would run the server's whole
+/// ACK → transmit → (eBPF) → client receive path in its own context, and
+/// deliver the next ACKs milliseconds late (measured at 10 ms + 2% loss: 4–12%
+/// of ACKs > 500 µs late without, ~1% with). Best effort: on one CPU, or if
+/// sysfs cannot be mounted, the lateness is still counted.
+fn steer_server_receive(topo: &Topology, on: bool) -> Option<usize> {
+    let cpus = allowed_cpus();
+    let pin = if on && cpus.len() >= 2 {
+        cpus.last().copied()
+    } else {
+        None
+    };
+    let mask = pin.map_or(0u64, |me| {
+        cpus.iter()
+            .filter(|&&c| c != me && c < 64)
+            .fold(0, |m, &c| m | (1 << c))
+    });
+    let rel = format!(
+        "class/net/{}/queues/rx-0/rps_cpus",
+        crate::topology::SERVER_IF
+    );
+    match topo.server.write_sys(&rel, &format!("{mask:x}")) {
+        Ok(()) => pin,
+        Err(_) => None,
+    }
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count().min(64))
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 

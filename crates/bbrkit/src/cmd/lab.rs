@@ -55,7 +55,7 @@ pub struct Args {
     /// sender then keeps its namespace default).
     #[arg(long, value_enum, default_value = "sender")]
     pub cc_on: CcOnArg,
-    /// Link emulator: kernel netem where present, else userspace.
+    /// Link emulator: kernel netem where present, else split.
     #[arg(long, value_enum, default_value = "auto")]
     pub emulator: EmulatorArg,
     /// Seed of the loss process (default: from the clock; always reported).
@@ -97,11 +97,13 @@ pub enum CcOnArg {
 /// `--emulator`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum EmulatorArg {
-    /// netem if the kernel has it, else userspace.
+    /// netem if the kernel has it, else split.
     Auto,
     /// Kernel netem.
     Netem,
-    /// bbrkit's AF_PACKET forwarder.
+    /// Loss and rate in the kernel (eBPF, tbf); delay on the ACK path in userspace.
+    Split,
+    /// bbrkit's AF_PACKET forwarder, every impairment on the data path.
     Userspace,
 }
 
@@ -185,6 +187,7 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
         emulator: match args.emulator {
             EmulatorArg::Auto => EmulatorKind::Auto,
             EmulatorArg::Netem => EmulatorKind::Netem,
+            EmulatorArg::Split => EmulatorKind::Split,
             EmulatorArg::Userspace => EmulatorKind::Userspace,
         },
         seed,

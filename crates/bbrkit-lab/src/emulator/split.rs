@@ -1,0 +1,311 @@
+//! The kernel path of the split emulator: the data direction never leaves
+//! the kernel.
+//!
+//! ```text
+//!  server ──▶ veth-rs ─[tcx: count, random loss, redirect]─▶ veth-rc ─[tbf: rate, drop-tail]─▶ client
+//!  server ◀── veth-rs ◀─[userspace forwarder: delay ± jitter]── veth-rc ◀── client   (delay > 0)
+//!  server ◀── veth-rs ◀─[tcx: redirect]──────────────────────── veth-rc ◀── client   (no delay)
+//! ```
+//!
+//! Why: on a 2-core machine, copying every data frame through userspace
+//! halves what the kernel can carry (3.6–3.8 vs 7.6–8.2 Gbit/s). Loss and the
+//! bottleneck need no userspace (eBPF, `tbf`); only delay does, and a TCP
+//! sender cannot tell a delay on its data from the same delay on its ACKs:
+//! it sees the same ACK stream at the same times (the receiver's behaviour is
+//! unchanged, just shifted in time). So the delay moves to the ACK path,
+//! which carries a frame per one or two data frames and a few percent of the
+//! bytes. This is the one deviation from "impair the router's egress toward
+//! the receiver" (see docs/lab.md, "split emulator").
+//!
+//! Owns installing and removing the programs and the `tbf`, and reading the
+//! data direction's counters. Must only touch `veth-rs`/`veth-rc` of the
+//! router namespace; every tcx link is a file descriptor, so dropping this
+//! detaches it.
+
+use std::os::fd::OwnedFd;
+
+use crate::error::{LabError, Result};
+use crate::netlink::Rtnl;
+use crate::topology::{ROUTER_CLIENT_IF, ROUTER_SERVER_IF, Topology};
+
+use super::bpf::{self, Counters};
+use super::forwarder::ForwarderStats;
+use super::model::LinkParams;
+
+// tbf attributes (include/uapi/linux/pkt_sched.h).
+const TCA_TBF_PARMS: u16 = 1;
+const TCA_TBF_RATE64: u16 = 4;
+const TCA_TBF_BURST: u16 = 6;
+/// `tc_ratespec.linklayer`: Ethernet (no rate table needed).
+const TC_LINKLAYER_ETHERNET: u8 = 1;
+
+/// Token bucket depth, in time at the configured rate: it must cover a late
+/// qdisc-watchdog wake-up (50–150 µs on these VMs) or the bucket overflows
+/// while the timer is late and the link runs below its rate.
+pub const TBF_BURST_NS: u64 = 400_000;
+
+/// The `TCA_OPTIONS` payload of a `tbf` for `rate_bps` (Ethernet frame
+/// bits), a drop-tail queue of `limit` bytes and a bucket of `burst` bytes.
+pub fn tbf_options(rate_bps: u64, limit: u32, burst: u32) -> Vec<u8> {
+    let bytes_per_s = rate_bps / 8;
+    let mut out = Vec::new();
+    let mut nla = |kind: u16, value: &[u8]| {
+        let len = 4 + value.len();
+        out.extend_from_slice(&(len as u16).to_ne_bytes());
+        out.extend_from_slice(&kind.to_ne_bytes());
+        out.extend_from_slice(value);
+        out.resize(out.len() + ((4 - len % 4) % 4), 0);
+    };
+    // struct tc_ratespec { cell_log u8, linklayer u8, overhead u16,
+    //                      cell_align i16, mpu u16, rate u32 }
+    let ratespec = |rate: u32| {
+        let mut r = vec![0u8, TC_LINKLAYER_ETHERNET, 0, 0, 0, 0, 0, 0];
+        r.extend_from_slice(&rate.to_ne_bytes());
+        r
+    };
+    // struct tc_tbf_qopt { rate, peakrate, limit, buffer, mtu }
+    let mut qopt = ratespec(bytes_per_s.min(u32::MAX as u64) as u32);
+    qopt.extend(ratespec(0));
+    for v in [limit, 0, 0] {
+        qopt.extend_from_slice(&v.to_ne_bytes());
+    }
+    nla(TCA_TBF_PARMS, &qopt);
+    if bytes_per_s >= u32::MAX as u64 {
+        nla(TCA_TBF_RATE64, &bytes_per_s.to_ne_bytes());
+    }
+    nla(TCA_TBF_BURST, &burst.to_ne_bytes());
+    out
+}
+
+/// The bucket for `rate_bps` with frames of `frame` bytes: [`TBF_BURST_NS`]
+/// of sending, at least two frames.
+pub fn tbf_burst(rate_bps: u64, frame: u64) -> u32 {
+    let by_time = (rate_bps as u128 * TBF_BURST_NS as u128 / 8 / 1_000_000_000) as u64;
+    by_time.max(2 * frame).min(u32::MAX as u64) as u32
+}
+
+/// Transmit counters of one link, from the namespace's `/proc/net/dev`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct TxCounters {
+    bytes: u64,
+    packets: u64,
+}
+
+/// Reads `name`'s transmit counters in the calling thread's namespace.
+fn tx_counters(name: &str) -> Result<TxCounters> {
+    let path = "/proc/thread-self/net/dev";
+    let text =
+        std::fs::read_to_string(path).map_err(|e| LabError::io(format!("read {path}"), e))?;
+    parse_tx(&text, name).ok_or_else(|| {
+        LabError::io(
+            format!("{name} in {path}"),
+            std::io::ErrorKind::NotFound.into(),
+        )
+    })
+}
+
+fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
+    text.lines().find_map(|line| {
+        let (dev, rest) = line.split_once(':')?;
+        if dev.trim() != name {
+            return None;
+        }
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        Some(TxCounters {
+            bytes: *f.get(8)?,
+            packets: *f.get(9)?,
+        })
+    })
+}
+
+/// The installed kernel path; removed on drop.
+pub struct KernelPath {
+    counters: Counters,
+    links: Vec<OwnedFd>,
+    tbf_on: Option<u32>,
+    rc_start: TxCounters,
+    rs_start: TxCounters,
+    bridged: bool,
+    /// A duplicate of the router namespace descriptor (to remove the tbf on
+    /// drop).
+    router: OwnedFd,
+}
+
+impl KernelPath {
+    /// Installs loss (and with a rate, `tbf`) on the data direction of
+    /// `topo`; with `bridge_reverse`, also forwards the ACK direction in the
+    /// kernel (no userspace at all).
+    pub fn install(
+        topo: &Topology,
+        params: &LinkParams,
+        bridge_reverse: bool,
+    ) -> Result<KernelPath> {
+        let (rc, rs) = (topo.router_client_index, topo.router_server_index);
+        let frame = topo.mtu as u64 + 14;
+        topo.router.run(|| {
+            let bpf_err = |what: &str, e: std::io::Error| LabError::io(what.to_string(), e);
+            let counters = Counters::create().map_err(|e| bpf_err("create eBPF map", e))?;
+            let mut path =
+                KernelPath {
+                    counters,
+                    links: Vec::new(),
+                    tbf_on: None,
+                    rc_start: tx_counters(ROUTER_CLIENT_IF)?,
+                    rs_start: tx_counters(ROUTER_SERVER_IF)?,
+                    bridged: bridge_reverse,
+                    router: topo.router.fd().try_clone_to_owned().map_err(|e| {
+                        LabError::io("duplicate the router namespace descriptor", e)
+                    })?,
+                };
+            if let Some(rate) = params.rate_bps {
+                let limit = params
+                    .buffer_bytes
+                    .unwrap_or(u32::MAX as u64)
+                    .min(u32::MAX as u64);
+                let mut nl = Rtnl::open()?;
+                nl.root_qdisc(
+                    rc,
+                    "tbf",
+                    tbf_options(rate, limit as u32, tbf_burst(rate, frame)),
+                    true,
+                )?;
+                path.tbf_on = Some(rc);
+            }
+            let threshold = bpf::loss_threshold(params.loss);
+            let data = bpf::load(
+                "bbrkit_data",
+                &bpf::data_program(path.counters.raw_fd(), threshold, rc, path.tbf_on.is_some()),
+            )
+            .map_err(|e| bpf_err("load the data-direction program", e))?;
+            path.links.push(
+                bpf::attach_ingress(&data, rs)
+                    .map_err(|e| bpf_err("attach to veth-rs (tcx)", e))?,
+            );
+            if bridge_reverse {
+                let back = bpf::load("bbrkit_bridge", &bpf::bridge_program(rs))
+                    .map_err(|e| bpf_err("load the ACK-direction program", e))?;
+                path.links.push(
+                    bpf::attach_ingress(&back, rc)
+                        .map_err(|e| bpf_err("attach to veth-rc (tcx)", e))?,
+                );
+            }
+            Ok(path)
+        })
+    }
+
+    /// Removes the programs and the `tbf` and returns the data direction's
+    /// account (and the ACK direction's, when the kernel bridged it).
+    pub fn finish(mut self) -> Result<(ForwarderStats, Option<ForwarderStats>)> {
+        self.links.clear();
+        let tbf = self.tbf_on.take();
+        self.in_router(|| {
+            let (seen, lost) = self
+                .counters
+                .read()
+                .map_err(|e| LabError::io("read eBPF counters", e))?;
+            let rc = tx_counters(ROUTER_CLIENT_IF)?;
+            let rs = tx_counters(ROUTER_SERVER_IF)?;
+            let frames_out = rc.packets.saturating_sub(self.rc_start.packets);
+            let data = ForwarderStats {
+                frames_in: seen,
+                frames_out,
+                bytes_out: rc.bytes.saturating_sub(self.rc_start.bytes),
+                lost_frames: lost,
+                buffer_drops: seen.saturating_sub(lost).saturating_sub(frames_out),
+                ..Default::default()
+            };
+            let reverse = self.bridged.then(|| {
+                let n = rs.packets.saturating_sub(self.rs_start.packets);
+                ForwarderStats {
+                    frames_in: n,
+                    frames_out: n,
+                    bytes_out: rs.bytes.saturating_sub(self.rs_start.bytes),
+                    ..Default::default()
+                }
+            });
+            if let Some(idx) = tbf {
+                Rtnl::open()?.delete_root_qdisc(idx)?;
+            }
+            Ok((data, reverse))
+        })
+    }
+
+    /// Runs `f` on a thread inside the router namespace.
+    fn in_router<T: Send>(&self, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+        let router = &self.router;
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                nix::sched::setns(router, nix::sched::CloneFlags::CLONE_NEWNET)
+                    .map_err(|e| LabError::io("enter the router namespace", e.into()))?;
+                f()
+            })
+            .join()
+            .unwrap_or_else(|_| Err(LabError::Invalid("router-namespace thread panicked".into())))
+        })
+    }
+}
+
+impl Drop for KernelPath {
+    fn drop(&mut self) {
+        // Dropping `links` detaches the programs; the tbf needs a netlink
+        // request inside the router namespace (best effort: the namespace
+        // and its links die with the lab anyway).
+        self.links.clear();
+        if let Some(idx) = self.tbf_on.take() {
+            let _ = self.in_router(|| Rtnl::open()?.delete_root_qdisc(idx));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tbf_options_layout() {
+        let o = tbf_options(1_000_000_000, 1_250_000, 50_000);
+        // PARMS (4 + 36), BURST (4 + 4).
+        assert_eq!(o.len(), 40 + 8);
+        assert_eq!(u16::from_ne_bytes([o[0], o[1]]), 40);
+        assert_eq!(u16::from_ne_bytes([o[2], o[3]]), TCA_TBF_PARMS);
+        assert_eq!(o[5], TC_LINKLAYER_ETHERNET, "rate.linklayer");
+        assert_eq!(
+            u32::from_ne_bytes(o[12..16].try_into().unwrap()),
+            125_000_000
+        );
+        assert_eq!(
+            u32::from_ne_bytes(o[28..32].try_into().unwrap()),
+            1_250_000,
+            "limit"
+        );
+        assert_eq!(u16::from_ne_bytes([o[42], o[43]]), TCA_TBF_BURST);
+        assert_eq!(u32::from_ne_bytes(o[44..48].try_into().unwrap()), 50_000);
+        let fast = tbf_options(40_000_000_000, 1, 1);
+        assert_eq!(fast.len(), 40 + 12 + 8, "RATE64 above 4 GB/s");
+    }
+
+    #[test]
+    fn burst_covers_a_late_timer_and_two_frames() {
+        assert_eq!(tbf_burst(1_000_000_000, 1514), 50_000);
+        assert_eq!(tbf_burst(10_000_000, 1514), 3028);
+    }
+
+    #[test]
+    fn proc_net_dev_tx_fields() {
+        let text = "Inter-|   Receive                                                |  Transmit\n \
+            face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    \
+            lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\n\
+            veth-rc: 100 2 0 0 0 0 0 0 3000 4 0 0 0 0 0 0\n";
+        assert_eq!(
+            parse_tx(text, "veth-rc"),
+            Some(TxCounters {
+                bytes: 3000,
+                packets: 4
+            })
+        );
+        assert_eq!(parse_tx(text, "veth-rs"), None);
+    }
+}
