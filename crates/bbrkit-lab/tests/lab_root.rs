@@ -232,8 +232,13 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
         Duration::from_millis(200),
     )
     .expect("probe");
+    let running = bbrkit_lab::emulator::bpf::loaded_program_names().expect("list eBPF programs");
     let rep = emu.stop().expect("stop");
     println!("{p:?}\n{rep:?}");
+    assert!(
+        running.iter().any(|n| n == "bbrkit_data") && running.iter().any(|n| n == "bbrkit_bridge"),
+        "both programs loaded while running: {running:?}"
+    );
     assert_eq!(p.received, 20, "both directions forwarded by the kernel");
     assert!(
         rep.data.frames_in >= 20 && rep.data.frames_out >= 20,
@@ -245,6 +250,11 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     );
     assert_eq!(rep.reverse.late_frames, 0);
     assert_eq!(rep.data.lost_frames + rep.data.buffer_drops, 0);
+    let loaded = bbrkit_lab::emulator::bpf::loaded_program_names().expect("list eBPF programs");
+    assert!(
+        !loaded.iter().any(|n| n.starts_with("bbrkit_")),
+        "stopping unloads the programs: {loaded:?}"
+    );
     let after = probe(
         &topo,
         5,

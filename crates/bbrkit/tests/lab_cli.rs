@@ -83,16 +83,33 @@ fn live_namespaces() -> std::collections::BTreeSet<u64> {
 
 /// Asserts that none of `inodes` (namespaces of a lab that has exited)
 /// still exists anywhere.
+/// The lab's namespaces are gone, and so are its eBPF programs (the split
+/// emulator's `bbrkit_*`, unloaded when their descriptors close).
 fn assert_namespaces_gone(inodes: &[u64]) {
-    // The kernel frees a namespace shortly after its last reference.
+    assert_gone(inodes, true)
+}
+
+/// As [`assert_namespaces_gone`]; `programs` also waits for the eBPF
+/// programs (not while another lab is running).
+fn assert_gone(inodes: &[u64], programs: bool) {
+    // The kernel frees a namespace (and a program) shortly after its last
+    // reference.
     let until = Instant::now() + Duration::from_secs(5);
     loop {
         let live = live_namespaces();
         let left: Vec<_> = inodes.iter().filter(|i| live.contains(i)).collect();
-        if left.is_empty() {
+        let progs: Vec<String> = bbrkit_lab::emulator::bpf::loaded_program_names()
+            .expect("list eBPF programs")
+            .into_iter()
+            .filter(|n| programs && n.starts_with("bbrkit_"))
+            .collect();
+        if left.is_empty() && progs.is_empty() {
             return;
         }
-        assert!(Instant::now() < until, "namespaces still alive: {left:?}");
+        assert!(
+            Instant::now() < until,
+            "namespaces still alive: {left:?}, eBPF programs loaded: {progs:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -319,7 +336,8 @@ fn cleanup_removes_what_sigkill_left() {
         assert!(removed.contains(&path), "{path} in {removed:?}");
     }
     assert!(names_of(pid).is_empty());
-    assert_namespaces_gone(&inodes);
+    // (The running lab's programs are still loaded: check them at the end.)
+    assert_gone(&inodes, false);
     assert_eq!(
         names_of(running.id()).len(),
         3,
@@ -334,6 +352,7 @@ fn cleanup_removes_what_sigkill_left() {
     let rid = running.id();
     assert_eq!(running.wait_with_output().unwrap().status.code(), Some(130));
     assert!(names_of(rid).is_empty());
+    assert_gone(&inodes, true);
 }
 
 #[test]
