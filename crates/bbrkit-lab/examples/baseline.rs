@@ -20,7 +20,13 @@ fn main() {
     client
         .run(|| {
             let mut nl = Rtnl::open()?;
-            nl.add_veth(CLIENT_IF, SERVER_IF, server.raw_fd(), 1500)?;
+            nl.add_veth(
+                CLIENT_IF,
+                SERVER_IF,
+                server.raw_fd(),
+                bbrkit_lab::topology::SERVER_MAC,
+                1500,
+            )?;
             Ok(())
         })
         .unwrap();

@@ -1,7 +1,8 @@
 //! A minimal synchronous rtnetlink client for the lab's own namespaces.
 //!
 //! Owns the few requests the lab needs: create a veth pair whose ends are
-//! born inside lab namespaces, bring links up, add IPv4 addresses, add a
+//! born inside lab namespaces, bring links up, add IPv4 addresses and
+//! permanent neighbours, add a
 //! qdisc and delete it again. The socket talks to the namespace of the thread that created it;
 //! must never be created on a thread that is not inside a lab namespace.
 
@@ -17,6 +18,10 @@ use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{
     InfoData, InfoKind, InfoVeth, LinkAttribute, LinkFlags, LinkInfo, LinkMessage,
 };
+use netlink_packet_route::neighbour::{
+    NeighbourAddress, NeighbourAttribute, NeighbourMessage, NeighbourState,
+};
+use netlink_packet_route::route::RouteType;
 use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
@@ -73,12 +78,21 @@ impl Rtnl {
     }
 
     /// Creates veth `name` here (in this namespace) with its peer `peer`
-    /// born directly in the namespace `peer_ns`, both with `mtu`.
-    pub fn add_veth(&mut self, name: &str, peer: &str, peer_ns: RawFd, mtu: u32) -> Result<()> {
+    /// born directly in the namespace `peer_ns` with MAC address `peer_mac`,
+    /// both with `mtu`.
+    pub fn add_veth(
+        &mut self,
+        name: &str,
+        peer: &str,
+        peer_ns: RawFd,
+        peer_mac: [u8; 6],
+        mtu: u32,
+    ) -> Result<()> {
         let mut peer_msg = LinkMessage::default();
         peer_msg.attributes = vec![
             LinkAttribute::IfName(peer.to_string()),
             LinkAttribute::Mtu(mtu),
+            LinkAttribute::Address(peer_mac.to_vec()),
             LinkAttribute::NetNsFd(peer_ns),
         ];
         let mut msg = LinkMessage::default();
@@ -124,6 +138,25 @@ impl Rtnl {
             &format!("add address {addr}/{prefix}"),
             RouteNetlinkMessage::NewAddress(msg),
             NLM_F_CREATE | NLM_F_EXCL,
+        )
+    }
+
+    /// Adds a permanent neighbour entry `addr` → `mac` on link `index` (no
+    /// ARP is ever sent for it).
+    pub fn add_neighbour(&mut self, index: u32, addr: Ipv4Addr, mac: [u8; 6]) -> Result<()> {
+        let mut msg = NeighbourMessage::default();
+        msg.header.family = AddressFamily::Inet;
+        msg.header.ifindex = index;
+        msg.header.state = NeighbourState::Permanent;
+        msg.header.kind = RouteType::Unicast;
+        msg.attributes = vec![
+            NeighbourAttribute::Destination(NeighbourAddress::Inet(addr)),
+            NeighbourAttribute::LinkLayerAddress(mac.to_vec()),
+        ];
+        self.request(
+            &format!("add neighbour {addr}"),
+            RouteNetlinkMessage::NewNeighbour(msg),
+            NLM_F_CREATE | NLM_F_REPLACE,
         )
     }
 

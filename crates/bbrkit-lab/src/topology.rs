@@ -5,6 +5,9 @@
 //!  veth-c 198.18.0.1/24 ── veth-rc   [emulator]   veth-rs ── veth-s 198.18.0.2/24
 //! ```
 //!
+//! Client and server know each other's MAC address (permanent neighbour
+//! entries), so no ARP crosses the router.
+//!
 //! Owns building it (every link is born inside a lab namespace, so nothing
 //! ever appears in the host's namespace) and tearing it down (dropping the
 //! three namespace descriptors destroys the namespaces and their links). The
@@ -27,6 +30,11 @@ pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 pub const CLIENT_IF: &str = "veth-c";
 /// Server-side link name inside the server namespace.
 pub const SERVER_IF: &str = "veth-s";
+/// MAC address of `veth-c` (locally administered, fixed so that each end
+/// gets a permanent neighbour entry for the other).
+pub const CLIENT_MAC: [u8; 6] = [0x02, 0x62, 0x62, 0x72, 0x6b, 0x01];
+/// MAC address of `veth-s`.
+pub const SERVER_MAC: [u8; 6] = [0x02, 0x62, 0x62, 0x72, 0x6b, 0x02];
 /// The router's link toward the client (egress of the impaired direction).
 pub const ROUTER_CLIENT_IF: &str = "veth-rc";
 /// The router's link toward the server.
@@ -70,8 +78,20 @@ impl Topology {
         }
         let (rc, rs) = router.run(|| {
             let mut nl = Rtnl::open()?;
-            nl.add_veth(ROUTER_CLIENT_IF, CLIENT_IF, client.raw_fd(), mtu)?;
-            nl.add_veth(ROUTER_SERVER_IF, SERVER_IF, server.raw_fd(), mtu)?;
+            nl.add_veth(
+                ROUTER_CLIENT_IF,
+                CLIENT_IF,
+                client.raw_fd(),
+                CLIENT_MAC,
+                mtu,
+            )?;
+            nl.add_veth(
+                ROUTER_SERVER_IF,
+                SERVER_IF,
+                server.raw_fd(),
+                SERVER_MAC,
+                mtu,
+            )?;
             router.write_sysctl("net/ipv4/ip_forward", "0")?;
             let rc = index(ROUTER_CLIENT_IF)?;
             let rs = index(ROUTER_SERVER_IF)?;
@@ -81,9 +101,9 @@ impl Topology {
             }
             Ok((rc, rs))
         })?;
-        for (ns, ifname, addr) in [
-            (&client, CLIENT_IF, CLIENT_ADDR),
-            (&server, SERVER_IF, SERVER_ADDR),
+        for (ns, ifname, addr, peer_addr, peer_mac) in [
+            (&client, CLIENT_IF, CLIENT_ADDR, SERVER_ADDR, SERVER_MAC),
+            (&server, SERVER_IF, SERVER_ADDR, CLIENT_ADDR, CLIENT_MAC),
         ] {
             ns.run(|| {
                 let mut nl = Rtnl::open()?;
@@ -97,6 +117,10 @@ impl Topology {
                 ethtool::offloads_off(ifname)?;
                 nl.add_address(idx, addr, 24)?;
                 nl.set_up(idx)?;
+                // No ARP across the emulator: a lost ARP request would stall
+                // the first second of a run (the kernel retries after 1 s)
+                // and is no part of a wide-area path.
+                nl.add_neighbour(idx, peer_addr, peer_mac)?;
                 Ok(())
             })?;
         }

@@ -182,6 +182,26 @@ fn topology_comes_up_and_leaves_nothing() {
         sysctls,
         "sysctls written only inside the lab"
     );
+    // Each end knows the other's MAC permanently: no ARP crosses the
+    // emulator (a lost ARP request would stall a run for a second).
+    for (ns, peer, mac) in [
+        (&topo.client, "198.18.0.2", "02:62:62:72:6b:02"),
+        (&topo.server, "198.18.0.1", "02:62:62:72:6b:01"),
+    ] {
+        let arp = ns
+            .run(|| {
+                std::fs::read_to_string("/proc/thread-self/net/arp")
+                    .map_err(|e| bbrkit_lab::LabError::io("read arp", e))
+            })
+            .unwrap();
+        let line = arp
+            .lines()
+            .find(|l| l.starts_with(&format!("{peer} ")))
+            .unwrap_or_else(|| panic!("no entry for {peer}: {arp}"));
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // IP, HW type, flags, HW address, mask, device; 0x6 = complete|permanent.
+        assert_eq!((f[2], f[3]), ("0x6", mac), "{line}");
+    }
     // The lab works: a probe crosses the router.
     let emu = Emulator::start(&topo, LinkParams::transparent(), 1).expect("emulator");
     let p = probe(
@@ -216,8 +236,17 @@ fn topology_comes_up_and_leaves_nothing() {
 fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     let _g = serial();
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
-    // (No probe before the emulator starts: an unanswered ARP would leave
-    // the server's neighbour entry waiting a second for its next try.)
+    let none = probe(
+        &topo,
+        5,
+        Duration::from_millis(2),
+        Duration::from_millis(100),
+    )
+    .expect("probe");
+    assert_eq!(
+        none.received, 0,
+        "nothing crosses the router without an emulator"
+    );
     let emu = Emulator::start_kind(
         &topo,
         EmulatorKind::Split,
