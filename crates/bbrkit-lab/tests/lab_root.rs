@@ -236,6 +236,10 @@ fn topology_comes_up_and_leaves_nothing() {
 fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     let _g = serial();
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
+    // Steering the server's receive work writes its veth's sysfs through a
+    // private mount in a throwaway thread: the host's mount table must not
+    // change.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     let none = probe(
         &topo,
         5,
@@ -292,6 +296,11 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     )
     .expect("probe");
     assert_eq!(after.received, 0, "stopping detaches both programs");
+    assert_eq!(
+        std::fs::read_to_string("/proc/self/mountinfo").unwrap(),
+        mounts,
+        "no mount leaks into the host"
+    );
 }
 
 #[test]
@@ -484,10 +493,17 @@ fn rate_attempt(kind: EmulatorKind) -> Result<(), String> {
     let (frames, span) = received;
     println!("{rep:?} received {frames} frames in {span:?}, sender at most {max_lag:?} behind");
     let d = &rep.data;
-    // Measured at the receiver, in Ethernet frame bits (1472 B of UDP
-    // payload + 42 B of headers), between the first and the last arrival.
+    // The userspace emulator times its own deliveries (first to last frame
+    // out), which does not count a sender stall after the buffer ran dry;
+    // the split emulator's tbf is measured at the receiver, in Ethernet
+    // frame bits (1472 B of UDP payload + 42 B of headers), from the first
+    // to the last arrival.
     let span = span.expect("frames arrived").as_secs_f64();
-    let measured = (frames - 1) as f64 * 1514.0 * 8.0 / span;
+    let measured = if kind == EmulatorKind::Userspace {
+        d.bytes_out as f64 * 8.0 / d.active_s
+    } else {
+        (frames - 1) as f64 * 1514.0 * 8.0 / span
+    };
     println!("configured {rate} measured {measured:.0}");
     assert!(frames > 1000);
 
@@ -623,4 +639,57 @@ fn netem_is_used_where_the_kernel_has_it() {
     .expect("probe");
     drop(emu);
     assert!((p.rtt_median_ms - 10.0).abs() < 1.0, "{p:?}");
+}
+
+/// `TcpExt` counters of the calling thread's namespace.
+fn tcp_ext() -> std::collections::HashMap<String, u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat").unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("TcpExt:")).collect();
+    let names = lines[0].split_whitespace().skip(1);
+    let values = lines[1].split_whitespace().skip(1);
+    names
+        .zip(values)
+        .map(|(n, v)| (n.to_string(), v.parse().unwrap()))
+        .collect()
+}
+
+/// The split emulator forwards the data in order: a veth queues a frame on
+/// the sending CPU, so without steering a server that sends from two CPUs
+/// had its frames reordered (1 000–3 000 needless retransmits per
+/// no-impairment run). With no loss and no delay there must be none. (At
+/// 10 ms the ACK forwarder's timing on a loaded machine can still provoke
+/// an occasional spurious retransmission, so that case is not asserted.)
+#[test]
+#[ignore = "needs root"]
+fn split_emulator_keeps_frames_in_order() {
+    let _g = serial();
+    for delay_ms in [0] {
+        let topo = Topology::build("bbrktest", 1500, false).expect("build");
+        let emu = Emulator::start_kind(
+            &topo,
+            EmulatorKind::Split,
+            params(delay_ms, 0.0, None, None),
+            1,
+        )
+        .expect("emulator");
+        let spec = bbrkit_lab::tester::TestSpec {
+            cc: "cubic".into(),
+            cc_on: CcOn::Sender,
+            flows: 1,
+            duration: Duration::from_secs(2),
+            sample_every: Duration::from_millis(100),
+            keep_off_cpu: None,
+        };
+        let r = bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)).expect("test");
+        let rep = emu.stop().expect("stop");
+        let ext = topo.server.run(|| Ok(tcp_ext())).unwrap();
+        let (reorder, dsack) = (ext["TCPSACKReorder"], ext["TCPDSACKRecv"]);
+        println!(
+            "{delay_ms} ms: {:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}; {rep:?}",
+            r.bits_per_second, r.retransmits
+        );
+        assert_eq!(rep.data.lost_frames + rep.data.buffer_drops, 0);
+        assert!(r.bits_per_second > 1e9, "a loss-free path runs at Gbit/s");
+        assert_eq!((reorder, dsack), (0, 0), "{delay_ms} ms: frames reordered");
+    }
 }

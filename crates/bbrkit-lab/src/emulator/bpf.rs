@@ -4,8 +4,8 @@
 //! ```text
 //!  data  (veth-rs ingress):  seen += 1
 //!                            if prandom_u32() < loss·2³²: lost += 1, DROP
-//!                            else CLONE to veth-rc egress (→ its root qdisc, tbf if rated), DROP
-//!                            the original
+//!                            else REDIRECT to veth-rc egress; with a tbf there (--rate):
+//!                            CLONE to it and DROP the original (see `clone_to`)
 //!  bridge (veth-rc ingress): REDIRECT to veth-rs egress  (only when the ACK path has no delay)
 //! ```
 //!
@@ -35,7 +35,7 @@ const BPF_MAP_TYPE_ARRAY: u32 = 2;
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_TCX_INGRESS: u32 = 46;
 
-// Helper function ids.
+// Helper function ids (`enum bpf_func_id` order, include/uapi/linux/bpf.h).
 const FN_MAP_LOOKUP_ELEM: i32 = 1;
 const FN_GET_PRANDOM_U32: i32 = 7;
 const FN_CLONE_REDIRECT: i32 = 13;
@@ -117,7 +117,8 @@ fn redirect(ifindex: u32) -> Vec<Insn> {
 /// the original.
 ///
 /// Why a clone: an skb keeps its sending socket across veths and a tcx
-/// redirect (since Linux 5.1 `skb_scrub_packet` no longer orphans it), so a
+/// redirect (`skb_scrub_packet` stopped orphaning it in commit 9c4c325252c5,
+/// "skbuff: preserve sock reference when scrubbing the skb", 2019), so a
 /// frame waiting in the router's `tbf` would still count against the
 /// server's socket, and TCP Small Queues would hold the "remote" bottleneck
 /// queue to about 1 ms of data. A clone has no owner: the original is freed

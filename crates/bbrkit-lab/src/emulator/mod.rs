@@ -1,6 +1,7 @@
-//! The link emulator on the router: impairs the server → client direction
-//! (delay, random loss, rate with a drop-tail buffer, jitter) and passes the
-//! client → server direction (ACKs) untouched.
+//! The link emulator on the router: impairs the path between server and
+//! client with delay, random loss, a rate with a drop-tail buffer and jitter
+//! (loss and rate on the server → client data; the delay on the data too,
+//! except in `split`, which puts it on the ACKs).
 //!
 //! Owns choosing the implementation (`auto`: kernel netem where the kernel has
 //! it, else split), starting it for one run and collecting its report.
@@ -39,7 +40,8 @@ use model::{LinkModel, LinkParams};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmulatorKind {
-    /// Kernel netem where the kernel has it, else split.
+    /// Kernel netem where the kernel has it, else split where the kernel
+    /// has tcx, else userspace.
     Auto,
     /// Kernel `sch_netem` on the router's egress toward the client.
     Netem,
@@ -56,20 +58,28 @@ impl EmulatorKind {
         let has_netem = || netem::kernel_has_netem(topo);
         match self {
             EmulatorKind::Userspace => Ok(EmulatorKind::Userspace),
-            EmulatorKind::Split => Ok(EmulatorKind::Split),
+            EmulatorKind::Split => match split::kernel_supports(topo) {
+                Ok(()) => Ok(EmulatorKind::Split),
+                Err(why) => Err(LabError::EmulatorUnavailable(format!(
+                    "the split emulator needs eBPF with tcx (Linux 6.6+): {why} (use --emulator userspace)"
+                ))),
+            },
             EmulatorKind::Netem => {
                 if has_netem()? {
                     Ok(EmulatorKind::Netem)
                 } else {
                     Err(LabError::EmulatorUnavailable(
-                        "this kernel has no sch_netem (use --emulator userspace or auto)".into(),
+                        "this kernel has no sch_netem (use --emulator auto, split or userspace)"
+                            .into(),
                     ))
                 }
             }
             EmulatorKind::Auto => Ok(if has_netem()? {
                 EmulatorKind::Netem
-            } else {
+            } else if split::kernel_supports(topo).is_ok() {
                 EmulatorKind::Split
+            } else {
+                EmulatorKind::Userspace
             }),
         }
     }
@@ -206,7 +216,7 @@ impl Emulator {
                 jitter: params.jitter,
                 ..LinkParams::transparent()
             };
-            let pin = steer_server_receive(topo, true);
+            let pin = steer(topo, true);
             emu.cpu = pin;
             emu.spawn(
                 Direction::Reverse,
@@ -219,7 +229,7 @@ impl Emulator {
             )?;
         }
         if !delayed {
-            steer_server_receive(topo, false);
+            steer(topo, false);
         }
         emu.kernel = Some(split::KernelPath::install(topo, &params, !delayed)?);
         Ok(emu)
@@ -302,36 +312,57 @@ impl Emulator {
     }
 }
 
-/// With `on`, picks a CPU for the split emulator's ACK forwarder and steers
-/// the server link's receive processing (RPS) to the other CPUs; without,
-/// turns RPS off again. Returns the CPU to pin the forwarder to.
+/// Places the split emulator's work on the CPUs with receive packet
+/// steering (RPS, written through each namespace's own sysfs). Returns the
+/// CPU to pin the ACK forwarder to (only when `delayed`: there is one).
 ///
-/// Why: a veth hands a frame to its peer on the sender's CPU, so the
-/// forwarder's `sendmmsg` of a batch of ACKs would run the server's whole
-/// ACK → transmit → (eBPF) → client receive path in its own context, and
-/// deliver the next ACKs milliseconds late (measured at 10 ms + 2% loss: 4–12%
-/// of ACKs > 500 µs late without, ~1% with). Best effort: on one CPU, or if
-/// sysfs cannot be mounted, the lateness is still counted.
-fn steer_server_receive(topo: &Topology, on: bool) -> Option<usize> {
-    let cpus = allowed_cpus();
-    let pin = if on && cpus.len() >= 2 {
+/// A veth queues a frame on the *sending* CPU's backlog, and that shapes
+/// both cases:
+/// - No delay (no forwarder; eBPF bridges both directions): the server
+///   transmits from two CPUs (its writer on one, its ACK processing on the
+///   other), so its frames were forwarded from two backlogs and reordered —
+///   1 000–3 000 needless retransmits and duplicate SACKs per
+///   no-impairment run. The router's two links therefore receive on one CPU,
+///   one queue per direction as on a NIC: measured 0.
+/// - Delay: the forwarder's `sendmmsg` of ACKs would run the server's whole
+///   ACK → transmit path in its own context and deliver the next ACKs
+///   milliseconds late (at 10 ms + 2% loss: 4–12% of ACKs > 500 µs late), so
+///   the server's link receives on the other CPUs (~1% late). The server's
+///   ACK-clocked transmissions then start there too. Steering the router's
+///   links as well was measured and rejected: its 1 000-frame backlog
+///   overflowed in bursts at 10 ms, and spurious retransmissions rose.
+///
+/// Best effort: if sysfs cannot be mounted nothing is steered (late frames
+/// are still counted).
+fn steer(topo: &Topology, delayed: bool) -> Option<usize> {
+    use crate::topology::{ROUTER_CLIENT_IF, ROUTER_SERVER_IF, SERVER_IF};
+    let cpus: Vec<usize> = allowed_cpus().into_iter().filter(|&c| c < 64).collect();
+    let pin = if delayed && cpus.len() >= 2 {
         cpus.last().copied()
     } else {
         None
     };
-    let mask = pin.map_or(0u64, |me| {
-        cpus.iter()
-            .filter(|&&c| c != me && c < 64)
-            .fold(0, |m, &c| m | (1 << c))
-    });
-    let rel = format!(
-        "class/net/{}/queues/rx-0/rps_cpus",
-        crate::topology::SERVER_IF
-    );
-    match topo.server.write_sys(&rel, &format!("{mask:x}")) {
-        Ok(()) => pin,
-        Err(_) => None,
-    }
+    let mask = |set: &mut dyn Iterator<Item = &usize>| set.fold(0u64, |m, &c| m | (1 << c));
+    let (server, router) = if delayed {
+        let others = mask(&mut cpus.iter().filter(|&&c| Some(c) != pin));
+        (if pin.is_some() { others } else { 0 }, 0)
+    } else {
+        (0, mask(&mut cpus.iter().take(1)))
+    };
+    let rps = |ifname: &str| format!("class/net/{ifname}/queues/rx-0/rps_cpus");
+    let ok = topo
+        .server
+        .write_sys(&rps(SERVER_IF), &format!("{server:x}"))
+        .and_then(|()| {
+            topo.router
+                .write_sys(&rps(ROUTER_SERVER_IF), &format!("{router:x}"))
+        })
+        .and_then(|()| {
+            topo.router
+                .write_sys(&rps(ROUTER_CLIENT_IF), &format!("{router:x}"))
+        })
+        .is_ok();
+    if ok { pin } else { None }
 }
 
 /// The CPUs this process may run on.

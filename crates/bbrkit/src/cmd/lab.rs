@@ -55,7 +55,7 @@ pub struct Args {
     /// sender then keeps its namespace default).
     #[arg(long, value_enum, default_value = "sender")]
     pub cc_on: CcOnArg,
-    /// Link emulator: kernel netem where present, else split.
+    /// Link emulator: kernel netem where present, else split (eBPF tcx), else userspace.
     #[arg(long, value_enum, default_value = "auto")]
     pub emulator: EmulatorArg,
     /// Seed of the loss process (default: from the clock; always reported).
@@ -97,7 +97,7 @@ pub enum CcOnArg {
 /// `--emulator`.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum EmulatorArg {
-    /// netem if the kernel has it, else split.
+    /// netem if the kernel has it, else split if it has eBPF tcx, else userspace.
     Auto,
     /// Kernel netem.
     Netem,
