@@ -663,7 +663,8 @@ fn tcp_ext() -> std::collections::HashMap<String, u64> {
 #[ignore = "needs root"]
 fn split_emulator_keeps_frames_in_order() {
     let _g = serial();
-    for delay_ms in [0] {
+    {
+        let delay_ms = 0;
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let emu = Emulator::start_kind(
             &topo,

@@ -239,26 +239,14 @@ impl Counters {
     }
 }
 
-/// Loads `insns` as a tc (tcx) program named `name`.
+/// Loads `insns` as a tc (tcx) program named `name`. The verifier's log is
+/// only asked for (by loading again) when the kernel refuses the program.
 pub fn load(name: &str, insns: &[Insn]) -> io::Result<OwnedFd> {
-    let license = c"GPL";
-    let mut log = vec![0u8; 16 * 1024];
-    let mut attr = [0u64; 20];
-    attr[0] = BPF_PROG_TYPE_SCHED_CLS as u64 | ((insns.len() as u64) << 32);
-    attr[1] = insns.as_ptr() as u64;
-    attr[2] = license.as_ptr() as u64;
-    attr[3] = 1 | ((log.len() as u64) << 32); // log_level 1, log_size
-    attr[4] = log.as_mut_ptr() as u64;
-    // attr[5]: kern_version, prog_flags; attr[6..8]: prog_name[16]
-    let mut prog_name = [0u8; 16];
-    for (d, s) in prog_name.iter_mut().zip(name.bytes().take(15)) {
-        *d = s;
-    }
-    attr[6] = u64::from_ne_bytes(prog_name[..8].try_into().expect("8 bytes"));
-    attr[7] = u64::from_ne_bytes(prog_name[8..].try_into().expect("8 bytes"));
-    match sys_bpf(BPF_PROG_LOAD, &mut attr) {
-        Ok(fd) => Ok(owned(fd)),
+    match load_with_log(name, insns, &mut []) {
+        Ok(fd) => Ok(fd),
         Err(e) => {
+            let mut log = vec![0u8; 16 * 1024];
+            let _ = load_with_log(name, insns, &mut log);
             let end = log.iter().position(|&b| b == 0).unwrap_or(0);
             let text = String::from_utf8_lossy(&log[..end]);
             let last = text.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
@@ -268,6 +256,26 @@ pub fn load(name: &str, insns: &[Insn]) -> io::Result<OwnedFd> {
             ))
         }
     }
+}
+
+fn load_with_log(name: &str, insns: &[Insn], log: &mut [u8]) -> io::Result<OwnedFd> {
+    let license = c"GPL";
+    let mut attr = [0u64; 20];
+    attr[0] = BPF_PROG_TYPE_SCHED_CLS as u64 | ((insns.len() as u64) << 32);
+    attr[1] = insns.as_ptr() as u64;
+    attr[2] = license.as_ptr() as u64;
+    if !log.is_empty() {
+        attr[3] = 1 | ((log.len() as u64) << 32); // log_level 1, log_size
+        attr[4] = log.as_mut_ptr() as u64;
+    }
+    // attr[5]: kern_version, prog_flags; attr[6..8]: prog_name[16]
+    let mut prog_name = [0u8; 16];
+    for (d, s) in prog_name.iter_mut().zip(name.bytes().take(15)) {
+        *d = s;
+    }
+    attr[6] = u64::from_ne_bytes(prog_name[..8].try_into().expect("8 bytes"));
+    attr[7] = u64::from_ne_bytes(prog_name[8..].try_into().expect("8 bytes"));
+    sys_bpf(BPF_PROG_LOAD, &mut attr).map(owned)
 }
 
 /// Attaches `prog` to the ingress of `ifindex` (in the calling thread's

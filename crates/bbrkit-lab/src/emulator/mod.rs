@@ -174,8 +174,7 @@ impl Emulator {
         let cfg = forward_config(topo.mtu);
         emu.spawn(
             Direction::Data,
-            rs.clone(),
-            rc.clone(),
+            (rs.clone(), rc.clone()),
             params,
             cfg,
             seed,
@@ -183,8 +182,7 @@ impl Emulator {
         )?;
         emu.spawn(
             Direction::Reverse,
-            rc,
-            rs,
+            (rc, rs),
             LinkParams::transparent(),
             cfg,
             seed,
@@ -220,8 +218,7 @@ impl Emulator {
             emu.cpu = pin;
             emu.spawn(
                 Direction::Reverse,
-                rc,
-                rs,
+                (rc, rs),
                 ack,
                 forward_config(topo.mtu),
                 seed,
@@ -238,8 +235,7 @@ impl Emulator {
     fn spawn(
         &mut self,
         dir: Direction,
-        rx: Arc<PacketSocket>,
-        tx: Arc<PacketSocket>,
+        (rx, tx): (Arc<PacketSocket>, Arc<PacketSocket>),
         params: LinkParams,
         cfg: ForwardConfig,
         seed: u64,
