@@ -220,7 +220,14 @@ impl Emulator {
                 Direction::Reverse,
                 (rc, rs),
                 ack,
-                forward_config(topo.mtu),
+                // Never early: the data path adds only ~10 µs here, so ACKs
+                // batched up to 20 µs ahead of their deadline made TCP
+                // measure min_rtt 3 µs *below* the configured delay. ACKs
+                // are few; each leaves when due.
+                ForwardConfig {
+                    batch_ns: 0,
+                    ..forward_config(topo.mtu)
+                },
                 seed,
                 pin,
             )?;
