@@ -404,6 +404,10 @@ fn short_run_writes_json_csv_and_svg() {
     assert_eq!(conds.len(), 2);
     assert_eq!(conds[1]["loss"], 0.01);
     assert_eq!(conds[1]["delay_ms"], 5.0);
+    // Unrated conditions run on the split emulator here (the kernel has
+    // tcx and no netem).
+    assert_eq!(doc["emulator"], "split");
+    assert!(conds.iter().all(|c| c["emulator"] == "split"), "{conds:?}");
     for c in conds {
         let results = c["results"].as_array().unwrap();
         assert_eq!(results[0]["cc"], "cubic");

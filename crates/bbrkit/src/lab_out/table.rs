@@ -26,17 +26,27 @@ fn short(bps: f64, unit_of: f64) -> String {
     }
 }
 
+/// The emulator's name as in `--emulator` and the JSON.
+fn kind_name(k: bbrkit_lab::emulator::EmulatorKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// Renders the report.
 pub fn table(r: &LabReport) -> String {
     let mut out = String::new();
+    // The header names the emulator every condition used, or the plan's.
+    let header_kind = match r.conditions.first() {
+        Some(c0) if r.conditions.iter().all(|c| c.emulator == c0.emulator) => c0.emulator,
+        _ => r.emulator,
+    };
     let _ = writeln!(
         out,
         "bbrkit lab: kernel {}, {} emulator, {} run(s) x {} s, {} flow(s), algorithm on the {}, seed {}",
         r.kernel,
-        serde_json::to_value(r.emulator)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        kind_name(header_kind),
         r.runs,
         r.duration_s,
         r.flows,
@@ -59,7 +69,13 @@ pub fn table(r: &LabReport) -> String {
     }
     rows.push(header);
     for c in &r.conditions {
-        let mut row = vec![c.label.clone()];
+        // A condition that ran on another emulator than the header's (under
+        // `auto`, rated conditions run on the userspace one) says so.
+        let mut row = vec![if c.emulator == header_kind {
+            c.label.clone()
+        } else {
+            format!("{} [{}]", c.label, kind_name(c.emulator))
+        }];
         for res in &c.results {
             let runs: Vec<String> = res
                 .runs
