@@ -206,6 +206,16 @@ impl Rtnl {
 
 const TCA_OPTIONS: u16 = 2;
 
+/// Appends one netlink attribute (`struct nlattr` header, `value`, padding
+/// to 4 bytes) to `out`, for the raw `TCA_OPTIONS` payloads of qdiscs.
+pub fn push_nla(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
+    let len = 4 + value.len();
+    out.extend_from_slice(&(len as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(value);
+    out.resize(out.len() + ((4 - len % 4) % 4), 0);
+}
+
 fn nl(what: &str, source: io::Error) -> LabError {
     LabError::Netlink {
         what: what.to_string(),

@@ -111,16 +111,32 @@ impl Netns {
         })
     }
 
-    /// Writes `value` to `/sys/<rel>` as this namespace sees it (e.g.
+    /// A second handle to this namespace (a duplicated descriptor). It keeps
+    /// the namespace alive like the first, but does not own its
+    /// `/run/netns` name: only the original removes that.
+    pub fn try_clone(&self) -> Result<Netns> {
+        Ok(Netns {
+            fd: self
+                .fd
+                .try_clone()
+                .map_err(|e| LabError::io(format!("duplicate {}", self.label), e))?,
+            inode: self.inode,
+            label: self.label.clone(),
+            bound: None,
+        })
+    }
+
+    /// Writes values to `/sys/<rel>` as this namespace sees it (e.g.
     /// `class/net/veth-s/queues/rx-0/rps_cpus`). sysfs shows the links of the
     /// namespace that mounts it, so a throwaway thread enters the namespace,
     /// unshares its mount namespace, makes every mount private (nothing
     /// propagates back to the host) and mounts a fresh sysfs over `/sys`
     /// there; the mount dies with the thread. The host's `/sys` is never
     /// written.
-    pub fn write_sys(&self, rel: &str, value: &str) -> Result<()> {
+    ///
+    /// Each `(rel, value)` of `writes` is written in turn, under one mount.
+    pub fn write_sys(&self, writes: &[(String, String)]) -> Result<()> {
         use nix::mount::{MsFlags, mount};
-        let path = format!("/sys/{rel}");
         self.run(|| {
             let io = |what: &str, e: nix::Error| LabError::io(what.to_string(), e.into());
             nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_FS)
@@ -141,7 +157,12 @@ impl Netns {
                 None::<&str>,
             )
             .map_err(|e| io("mount sysfs", e))?;
-            std::fs::write(&path, value).map_err(|e| LabError::io(format!("write {path}"), e))
+            for (rel, value) in writes {
+                let path = format!("/sys/{rel}");
+                std::fs::write(&path, value)
+                    .map_err(|e| LabError::io(format!("write {path}"), e))?;
+            }
+            Ok(())
         })
     }
 

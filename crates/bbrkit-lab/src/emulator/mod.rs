@@ -352,19 +352,17 @@ fn steer(topo: &Topology, delayed: bool) -> Option<usize> {
     } else {
         (0, mask(&mut cpus.iter().take(1)))
     };
-    let rps = |ifname: &str| format!("class/net/{ifname}/queues/rx-0/rps_cpus");
-    let ok = topo
-        .server
-        .write_sys(&rps(SERVER_IF), &format!("{server:x}"))
-        .and_then(|()| {
-            topo.router
-                .write_sys(&rps(ROUTER_SERVER_IF), &format!("{router:x}"))
-        })
-        .and_then(|()| {
-            topo.router
-                .write_sys(&rps(ROUTER_CLIENT_IF), &format!("{router:x}"))
-        })
-        .is_ok();
+    let rps = |ifname: &str, mask: u64| {
+        (
+            format!("class/net/{ifname}/queues/rx-0/rps_cpus"),
+            format!("{mask:x}"),
+        )
+    };
+    let ok = topo.server.write_sys(&[rps(SERVER_IF, server)]).is_ok()
+        && topo
+            .router
+            .write_sys(&[rps(ROUTER_SERVER_IF, router), rps(ROUTER_CLIENT_IF, router)])
+            .is_ok();
     if ok { pin } else { None }
 }
 

@@ -6,7 +6,7 @@
 //! router namespace's `veth-rc`.
 
 use crate::error::{LabError, Result};
-use crate::netlink::Rtnl;
+use crate::netlink::{Rtnl, push_nla};
 use crate::topology::Topology;
 
 use super::model::LinkParams;
@@ -25,13 +25,7 @@ pub fn netem_options(params: &LinkParams, limit: u32, seed: u64) -> Vec<u8> {
     for v in [0u32, limit, loss, 0, 0, 0] {
         out.extend_from_slice(&v.to_ne_bytes());
     }
-    let mut nla = |kind: u16, value: &[u8]| {
-        let len = 4 + value.len();
-        out.extend_from_slice(&(len as u16).to_ne_bytes());
-        out.extend_from_slice(&kind.to_ne_bytes());
-        out.extend_from_slice(value);
-        out.resize(out.len() + ((4 - len % 4) % 4), 0);
-    };
+    let mut nla = |kind: u16, value: &[u8]| push_nla(&mut out, kind, value);
     nla(
         TCA_NETEM_LATENCY64,
         &(params.delay.as_nanos() as i64).to_ne_bytes(),

@@ -25,7 +25,8 @@
 use std::os::fd::OwnedFd;
 
 use crate::error::{LabError, Result};
-use crate::netlink::Rtnl;
+use crate::netlink::{Rtnl, push_nla};
+use crate::netns::Netns;
 use crate::topology::{ROUTER_CLIENT_IF, ROUTER_SERVER_IF, Topology};
 
 use super::bpf::{self, Counters};
@@ -49,13 +50,7 @@ pub const TBF_BURST_NS: u64 = 400_000;
 pub fn tbf_options(rate_bps: u64, limit: u32, burst: u32) -> Vec<u8> {
     let bytes_per_s = rate_bps / 8;
     let mut out = Vec::new();
-    let mut nla = |kind: u16, value: &[u8]| {
-        let len = 4 + value.len();
-        out.extend_from_slice(&(len as u16).to_ne_bytes());
-        out.extend_from_slice(&kind.to_ne_bytes());
-        out.extend_from_slice(value);
-        out.resize(out.len() + ((4 - len % 4) % 4), 0);
-    };
+    let mut nla = |kind: u16, value: &[u8]| push_nla(&mut out, kind, value);
     // struct tc_ratespec { cell_log u8, linklayer u8, overhead u16,
     //                      cell_align i16, mpu u16, rate u32 }
     let ratespec = |rate: u32| {
@@ -91,17 +86,21 @@ struct TxCounters {
     packets: u64,
 }
 
-/// Reads `name`'s transmit counters in the calling thread's namespace.
-fn tx_counters(name: &str) -> Result<TxCounters> {
+/// Transmit counters of the router's `veth-rc` and `veth-rs`, from one read
+/// of the calling thread's namespace's `/proc/net/dev`.
+fn router_tx_counters() -> Result<(TxCounters, TxCounters)> {
     let path = "/proc/thread-self/net/dev";
     let text =
         std::fs::read_to_string(path).map_err(|e| LabError::io(format!("read {path}"), e))?;
-    parse_tx(&text, name).ok_or_else(|| {
-        LabError::io(
-            format!("{name} in {path}"),
-            std::io::ErrorKind::NotFound.into(),
-        )
-    })
+    let get = |name: &str| {
+        parse_tx(&text, name).ok_or_else(|| {
+            LabError::io(
+                format!("{name} in {path}"),
+                std::io::ErrorKind::NotFound.into(),
+            )
+        })
+    };
+    Ok((get(ROUTER_CLIENT_IF)?, get(ROUTER_SERVER_IF)?))
 }
 
 fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
@@ -146,9 +145,9 @@ pub struct KernelPath {
     rc_start: TxCounters,
     rs_start: TxCounters,
     bridged: bool,
-    /// A duplicate of the router namespace descriptor (to remove the tbf on
-    /// drop).
-    router: OwnedFd,
+    /// A second handle to the router namespace (to read the counters and
+    /// remove the tbf, also on drop).
+    router: Netns,
 }
 
 impl KernelPath {
@@ -165,18 +164,16 @@ impl KernelPath {
         topo.router.run(|| {
             let bpf_err = |what: &str, e: std::io::Error| LabError::io(what.to_string(), e);
             let counters = Counters::create().map_err(|e| bpf_err("create eBPF map", e))?;
-            let mut path =
-                KernelPath {
-                    counters,
-                    links: Vec::new(),
-                    tbf_on: None,
-                    rc_start: tx_counters(ROUTER_CLIENT_IF)?,
-                    rs_start: tx_counters(ROUTER_SERVER_IF)?,
-                    bridged: bridge_reverse,
-                    router: topo.router.fd().try_clone_to_owned().map_err(|e| {
-                        LabError::io("duplicate the router namespace descriptor", e)
-                    })?,
-                };
+            let (rc_start, rs_start) = router_tx_counters()?;
+            let mut path = KernelPath {
+                counters,
+                links: Vec::new(),
+                tbf_on: None,
+                rc_start,
+                rs_start,
+                bridged: bridge_reverse,
+                router: topo.router.try_clone()?,
+            };
             if let Some(rate) = params.rate_bps {
                 let limit = params
                     .buffer_bytes
@@ -218,13 +215,12 @@ impl KernelPath {
     pub fn finish(mut self) -> Result<(ForwarderStats, Option<ForwarderStats>)> {
         self.links.clear();
         let tbf = self.tbf_on.take();
-        self.in_router(|| {
+        self.router.run(|| {
             let (seen, lost) = self
                 .counters
                 .read()
                 .map_err(|e| LabError::io("read eBPF counters", e))?;
-            let rc = tx_counters(ROUTER_CLIENT_IF)?;
-            let rs = tx_counters(ROUTER_SERVER_IF)?;
+            let (rc, rs) = router_tx_counters()?;
             let frames_out = rc.packets.saturating_sub(self.rc_start.packets);
             let data = ForwarderStats {
                 frames_in: seen,
@@ -249,20 +245,6 @@ impl KernelPath {
             Ok((data, reverse))
         })
     }
-
-    /// Runs `f` on a thread inside the router namespace.
-    fn in_router<T: Send>(&self, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
-        let router = &self.router;
-        std::thread::scope(|s| {
-            s.spawn(move || {
-                nix::sched::setns(router, nix::sched::CloneFlags::CLONE_NEWNET)
-                    .map_err(|e| LabError::io("enter the router namespace", e.into()))?;
-                f()
-            })
-            .join()
-            .unwrap_or_else(|_| Err(LabError::Invalid("router-namespace thread panicked".into())))
-        })
-    }
 }
 
 impl Drop for KernelPath {
@@ -272,7 +254,7 @@ impl Drop for KernelPath {
         // and its links die with the lab anyway).
         self.links.clear();
         if let Some(idx) = self.tbf_on.take() {
-            let _ = self.in_router(|| Rtnl::open()?.delete_root_qdisc(idx));
+            let _ = self.router.run(|| Rtnl::open()?.delete_root_qdisc(idx));
         }
     }
 }
