@@ -641,18 +641,6 @@ fn netem_is_used_where_the_kernel_has_it() {
     assert!((p.rtt_median_ms - 10.0).abs() < 1.0, "{p:?}");
 }
 
-/// `TcpExt` counters of the calling thread's namespace.
-fn tcp_ext() -> std::collections::HashMap<String, u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/net/netstat").unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("TcpExt:")).collect();
-    let names = lines[0].split_whitespace().skip(1);
-    let values = lines[1].split_whitespace().skip(1);
-    names
-        .zip(values)
-        .map(|(n, v)| (n.to_string(), v.parse().unwrap()))
-        .collect()
-}
-
 /// The split emulator forwards the data in order: a veth queues a frame on
 /// the sending CPU, so without steering a server that sends from two CPUs
 /// had its frames reordered (1 000–3 000 needless retransmits per
@@ -683,8 +671,16 @@ fn split_emulator_keeps_frames_in_order() {
         };
         let r = bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)).expect("test");
         let rep = emu.stop().expect("stop");
-        let ext = topo.server.run(|| Ok(tcp_ext())).unwrap();
-        let (reorder, dsack) = (ext["TCPSACKReorder"], ext["TCPDSACKRecv"]);
+        // The server's namespace counters, read as `nstat` does.
+        let ext = topo
+            .server
+            .run(|| Ok(bbrkit_diag::nstat::read().expect("read nstat counters")))
+            .unwrap();
+        let counter = |name: &str| ext.get(name).unwrap_or_else(|| panic!("no {name}"));
+        let (reorder, dsack) = (
+            counter("TcpExtTCPSACKReorder"),
+            counter("TcpExtTCPDSACKRecv"),
+        );
         println!(
             "{delay_ms} ms: {:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}; {rep:?}",
             r.bits_per_second, r.retransmits
