@@ -152,8 +152,15 @@ impl PacketSocket {
             };
         }
         let got = rc as usize;
+        // The kernel stamps frames on CLOCK_REALTIME; deadlines are on
+        // CLOCK_MONOTONIC. Read the real clock first: the offset then comes
+        // out at most the true one (never larger by the time between the two
+        // reads, which an interrupt can stretch to microseconds), so a
+        // converted stamp is never earlier than the arrival and no frame
+        // leaves before its delay has passed.
+        let real = realtime_ns();
         let now = monotonic_ns();
-        let offset = realtime_ns().saturating_sub(now);
+        let offset = real.saturating_sub(now);
         for i in 0..got {
             let len = msgs[i].msg_len as usize;
             let truncated = msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || len > bufs[i].len();
