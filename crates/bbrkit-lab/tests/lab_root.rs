@@ -647,20 +647,20 @@ fn netem_is_used_where_the_kernel_has_it() {
 /// no-impairment run). With no loss and no delay there must be none. (At
 /// 10 ms the ACK forwarder's timing on a loaded machine can still provoke
 /// an occasional spurious retransmission, so that case is not asserted.)
+///
+/// The emulator itself must drop nothing here. The kernel may: when the
+/// receiving CPU falls 1 000 frames behind (CI's machine once dropped 114
+/// of a million), and that is counted as `kernel_drops`, never as the
+/// link's. Those drops are repaired by retransmissions, not reordering, so
+/// they may only excuse a failed order check by being a disturbance.
 #[test]
 #[ignore = "needs root"]
 fn split_emulator_keeps_frames_in_order() {
     let _g = serial();
-    {
-        let delay_ms = 0;
+    with_retries("in order without delay", || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
-        let emu = Emulator::start_kind(
-            &topo,
-            EmulatorKind::Split,
-            params(delay_ms, 0.0, None, None),
-            1,
-        )
-        .expect("emulator");
+        let emu = Emulator::start_kind(&topo, EmulatorKind::Split, params(0, 0.0, None, None), 1)
+            .expect("emulator");
         let spec = bbrkit_lab::tester::TestSpec {
             cc: "cubic".into(),
             cc_on: CcOn::Sender,
@@ -682,11 +682,18 @@ fn split_emulator_keeps_frames_in_order() {
             counter("TcpExtTCPDSACKRecv"),
         );
         println!(
-            "{delay_ms} ms: {:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}; {rep:?}",
+            "{:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}; {rep:?}",
             r.bits_per_second, r.retransmits
         );
-        assert_eq!(rep.data.lost_frames + rep.data.buffer_drops, 0);
+        let d = &rep.data;
+        assert_eq!((d.lost_frames, d.buffer_drops), (0, 0), "the link dropped");
         assert!(r.bits_per_second > 1e9, "a loss-free path runs at Gbit/s");
-        assert_eq!((reorder, dsack), (0, 0), "{delay_ms} ms: frames reordered");
-    }
+        if (reorder, dsack) != (0, 0) {
+            if let Some(why) = stall(&rep) {
+                return Err(why);
+            }
+            panic!("frames reordered: reorder {reorder}, DSACK {dsack}");
+        }
+        Ok(())
+    });
 }

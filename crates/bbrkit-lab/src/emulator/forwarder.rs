@@ -49,7 +49,9 @@ pub struct ForwarderStats {
     pub buffer_drops: u64,
     /// Frames dropped because the emulator's own slab was full (an artefact).
     pub overflow_drops: u64,
-    /// Frames the kernel dropped before the emulator could read them (an artefact).
+    /// Frames the kernel dropped on the lab's own path, not by the emulated
+    /// link (an artefact): the userspace emulator's socket buffer overflowed,
+    /// or (split emulator) a link's receive backlog was full.
     pub kernel_drops: u64,
     /// Frames larger than a slot (offloads not off?) and dropped.
     pub oversize_frames: u64,

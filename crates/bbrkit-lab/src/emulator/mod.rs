@@ -292,10 +292,11 @@ impl Emulator {
             }
         }
         if let Some(kernel) = self.kernel.take() {
-            let (data, reverse) = kernel.finish()?;
-            rep.data = data;
-            if let Some(r) = reverse {
-                rep.reverse = r;
+            let account = kernel.finish()?;
+            rep.data = account.data;
+            match account.reverse {
+                Some(r) => rep.reverse = r,
+                None => rep.reverse.kernel_drops += account.ack_kernel_drops,
             }
         }
         Ok(rep)

@@ -27,7 +27,7 @@ use std::os::fd::OwnedFd;
 use crate::error::{LabError, Result};
 use crate::netlink::{Rtnl, push_nla};
 use crate::netns::Netns;
-use crate::topology::{ROUTER_CLIENT_IF, ROUTER_SERVER_IF, Topology};
+use crate::topology::{CLIENT_IF, ROUTER_CLIENT_IF, ROUTER_SERVER_IF, SERVER_IF, Topology};
 
 use super::bpf::{self, Counters};
 use super::forwarder::ForwarderStats;
@@ -84,23 +84,47 @@ pub fn tbf_burst(rate_bps: u64, frame: u64) -> u32 {
 struct TxCounters {
     bytes: u64,
     packets: u64,
+    dropped: u64,
 }
 
-/// Transmit counters of the router's `veth-rc` and `veth-rs`, from one read
-/// of the calling thread's namespace's `/proc/net/dev`.
-fn router_tx_counters() -> Result<(TxCounters, TxCounters)> {
+impl TxCounters {
+    /// What was counted since `start`.
+    fn since(&self, start: &TxCounters) -> TxCounters {
+        TxCounters {
+            bytes: self.bytes.saturating_sub(start.bytes),
+            packets: self.packets.saturating_sub(start.packets),
+            dropped: self.dropped.saturating_sub(start.dropped),
+        }
+    }
+}
+
+/// Transmit counters of `names`, from one read of the calling thread's
+/// namespace's `/proc/net/dev`.
+fn tx_counters<const N: usize>(names: [&str; N]) -> Result<[TxCounters; N]> {
     let path = "/proc/thread-self/net/dev";
     let text =
         std::fs::read_to_string(path).map_err(|e| LabError::io(format!("read {path}"), e))?;
-    let get = |name: &str| {
-        parse_tx(&text, name).ok_or_else(|| {
+    let mut out = [TxCounters::default(); N];
+    for (slot, name) in out.iter_mut().zip(names) {
+        *slot = parse_tx(&text, name).ok_or_else(|| {
             LabError::io(
                 format!("{name} in {path}"),
                 std::io::ErrorKind::NotFound.into(),
             )
-        })
-    };
-    Ok((get(ROUTER_CLIENT_IF)?, get(ROUTER_SERVER_IF)?))
+        })?;
+    }
+    Ok(out)
+}
+
+/// The transmit counters of every link the traffic crosses, in the order
+/// server, router toward the client, router toward the server, client.
+/// A veth counts a frame its peer's receive backlog refused (the peer's CPU
+/// fell 1 000 frames behind) as a transmit drop.
+fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[TxCounters; 4]> {
+    let [s] = server.run(|| tx_counters([SERVER_IF]))?;
+    let [rc, rs] = router.run(|| tx_counters([ROUTER_CLIENT_IF, ROUTER_SERVER_IF]))?;
+    let [c] = client.run(|| tx_counters([CLIENT_IF]))?;
+    Ok([s, rc, rs, c])
 }
 
 fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
@@ -116,6 +140,7 @@ fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
         Some(TxCounters {
             bytes: *f.get(8)?,
             packets: *f.get(9)?,
+            dropped: *f.get(11)?,
         })
     })
 }
@@ -142,12 +167,26 @@ pub struct KernelPath {
     counters: Counters,
     links: Vec<OwnedFd>,
     tbf_on: Option<u32>,
-    rc_start: TxCounters,
-    rs_start: TxCounters,
+    /// [`path_counters`] at install.
+    start: [TxCounters; 4],
     bridged: bool,
     /// A second handle to the router namespace (to read the counters and
     /// remove the tbf, also on drop).
     router: Netns,
+    /// Second handles to the end namespaces, to read their links' counters.
+    server: Netns,
+    client: Netns,
+}
+
+/// What [`KernelPath::finish`] accounts for.
+pub struct KernelAccount {
+    /// The data direction.
+    pub data: ForwarderStats,
+    /// The ACK direction, when eBPF bridged it.
+    pub reverse: Option<ForwarderStats>,
+    /// ACKs the kernel dropped on the lab's links (receive backlogs full);
+    /// already in `reverse` when bridged.
+    pub ack_kernel_drops: u64,
 }
 
 impl KernelPath {
@@ -161,18 +200,19 @@ impl KernelPath {
     ) -> Result<KernelPath> {
         let (rc, rs) = (topo.router_client_index, topo.router_server_index);
         let frame = topo.mtu as u64 + 14;
+        let start = path_counters(&topo.server, &topo.router, &topo.client)?;
         topo.router.run(|| {
             let bpf_err = |what: &str, e: std::io::Error| LabError::io(what.to_string(), e);
             let counters = Counters::create().map_err(|e| bpf_err("create eBPF map", e))?;
-            let (rc_start, rs_start) = router_tx_counters()?;
             let mut path = KernelPath {
                 counters,
                 links: Vec::new(),
                 tbf_on: None,
-                rc_start,
-                rs_start,
+                start,
                 bridged: bridge_reverse,
                 router: topo.router.try_clone()?,
+                server: topo.server.try_clone()?,
+                client: topo.client.try_clone()?,
             };
             if let Some(rate) = params.rate_bps {
                 let limit = params
@@ -210,39 +250,47 @@ impl KernelPath {
         })
     }
 
-    /// Removes the programs and the `tbf` and returns the data direction's
-    /// account (and the ACK direction's, when the kernel bridged it).
-    pub fn finish(mut self) -> Result<(ForwarderStats, Option<ForwarderStats>)> {
+    /// Removes the programs and the `tbf` and returns the account.
+    ///
+    /// Data frames the kernel dropped (`kernel_drops`) are those `veth-s`
+    /// could not hand to the router (before the eBPF counter) and those
+    /// `veth-rc` could not hand to the client; neither is the emulated link.
+    /// `buffer_drops` is what is left: frames `tbf` dropped.
+    pub fn finish(mut self) -> Result<KernelAccount> {
         self.links.clear();
-        let tbf = self.tbf_on.take();
-        self.router.run(|| {
-            let (seen, lost) = self
-                .counters
-                .read()
-                .map_err(|e| LabError::io("read eBPF counters", e))?;
-            let (rc, rs) = router_tx_counters()?;
-            let frames_out = rc.packets.saturating_sub(self.rc_start.packets);
-            let data = ForwarderStats {
-                frames_in: seen,
-                frames_out,
-                bytes_out: rc.bytes.saturating_sub(self.rc_start.bytes),
-                lost_frames: lost,
-                buffer_drops: seen.saturating_sub(lost).saturating_sub(frames_out),
-                ..Default::default()
-            };
-            let reverse = self.bridged.then(|| {
-                let n = rs.packets.saturating_sub(self.rs_start.packets);
-                ForwarderStats {
-                    frames_in: n,
-                    frames_out: n,
-                    bytes_out: rs.bytes.saturating_sub(self.rs_start.bytes),
-                    ..Default::default()
-                }
-            });
-            if let Some(idx) = tbf {
-                Rtnl::open()?.delete_root_qdisc(idx)?;
-            }
-            Ok((data, reverse))
+        let (seen, lost) = self
+            .counters
+            .read()
+            .map_err(|e| LabError::io("read eBPF counters", e))?;
+        let now = path_counters(&self.server, &self.router, &self.client)?;
+        let [s, rc, rs, c] = std::array::from_fn(|i| now[i].since(&self.start[i]));
+        let data = ForwarderStats {
+            frames_in: seen,
+            frames_out: rc.packets,
+            bytes_out: rc.bytes,
+            lost_frames: lost,
+            buffer_drops: seen
+                .saturating_sub(lost)
+                .saturating_sub(rc.packets)
+                .saturating_sub(rc.dropped),
+            kernel_drops: s.dropped + rc.dropped,
+            ..Default::default()
+        };
+        let ack_kernel_drops = c.dropped + rs.dropped;
+        let reverse = self.bridged.then(|| ForwarderStats {
+            frames_in: rs.packets + rs.dropped,
+            frames_out: rs.packets,
+            bytes_out: rs.bytes,
+            kernel_drops: ack_kernel_drops,
+            ..Default::default()
+        });
+        if let Some(idx) = self.tbf_on.take() {
+            self.router.run(|| Rtnl::open()?.delete_root_qdisc(idx))?;
+        }
+        Ok(KernelAccount {
+            data,
+            reverse,
+            ack_kernel_drops,
         })
     }
 }
@@ -302,7 +350,8 @@ mod tests {
             parse_tx(text, "veth-rc"),
             Some(TxCounters {
                 bytes: 3000,
-                packets: 4
+                packets: 4,
+                dropped: 0
             })
         );
         assert_eq!(parse_tx(text, "veth-rs"), None);
