@@ -5,15 +5,15 @@
 //! `cargo run --release -p bbrkit-lab --example fidelity [split|userspace]`
 //! (default `split`).
 
-use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
+use bbrkit_lab::blast::blast;
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
 use bbrkit_lab::probe::probe;
 use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
-use bbrkit_lab::topology::{CLIENT_ADDR, SERVER_ADDR, Topology};
+use bbrkit_lab::topology::Topology;
 
 fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> LinkParams {
     LinkParams {
@@ -40,51 +40,10 @@ fn start(topo: &Topology, p: LinkParams, seed: u64) -> Emulator {
 /// last arrival), and late frames (either direction).
 fn udp_rate(topo: &Topology, rate: u64, offered: u64) -> (f64, u64) {
     let emu = start(topo, params(5, 0.0, Some(rate), Some(rate / 8 / 20)), 1);
-    let rx = topo
-        .client
-        .run(|| Ok(UdpSocket::bind(SocketAddr::from((CLIENT_ADDR, 0))).unwrap()))
-        .unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(50)))
-        .unwrap();
-    let to = rx.local_addr().unwrap();
-    let tx = topo
-        .server
-        .run(|| Ok(UdpSocket::bind(SocketAddr::from((SERVER_ADDR, 0))).unwrap()))
-        .unwrap();
-    let stop = AtomicBool::new(false);
-    let per_ms = (offered / 8 / 1514 / 1000).max(1);
-    let (frames, span) = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut buf = [0u8; 2048];
-            let (mut n, mut first, mut last) = (0u64, None, Instant::now());
-            while !stop.load(Ordering::Relaxed) {
-                if rx.recv(&mut buf).is_ok() {
-                    n += 1;
-                    last = Instant::now();
-                    first.get_or_insert(last);
-                }
-            }
-            (n, first.map_or(0.0, |f| (last - f).as_secs_f64()))
-        });
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -15) };
-        let start = Instant::now();
-        let mut next = start;
-        while start.elapsed() < Duration::from_secs(3) {
-            for _ in 0..per_ms {
-                let _ = tx.send_to(&[0u8; 1472], to);
-            }
-            next += Duration::from_millis(1);
-            if let Some(d) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(d);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        stop.store(true, Ordering::Relaxed);
-        h.join().unwrap()
-    });
+    let blast = blast(topo, offered, Duration::from_secs(3)).unwrap();
     let rep = emu.stop().unwrap();
     (
-        frames.saturating_sub(1) as f64 * 1514.0 * 8.0 / span.max(1e-9),
+        blast.rate_bps().unwrap_or(0.0),
         rep.data.late_frames + rep.reverse.late_frames,
     )
 }

@@ -6,6 +6,7 @@
 //! AF_PACKET forwarder), the traffic tester and the experiment runner. Must
 //! never touch an interface, namespace or sysctl outside its own namespaces.
 
+pub mod blast;
 pub mod cleanup;
 pub mod emulator;
 pub mod error;

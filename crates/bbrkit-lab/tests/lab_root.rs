@@ -5,17 +5,16 @@
 //! shared lock so two labs never compete for the CPU.
 
 use std::collections::BTreeSet;
-use std::net::{SocketAddr, UdpSocket};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind, EmulatorReport};
 use bbrkit_lab::probe::probe;
 use bbrkit_lab::runner::{self, BufferSpec, Condition, Plan};
 use bbrkit_lab::tester::CcOn;
-use bbrkit_lab::topology::{CLIENT_ADDR, SERVER_ADDR, Topology};
+use bbrkit_lab::topology::Topology;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -437,72 +436,20 @@ fn rate_attempt(kind: EmulatorKind) -> Result<(), String> {
     )
     .expect("emulator");
     // Offer ~200 Mbit/s of UDP for 2 s.
-    let rx = topo
-        .client
-        .run(|| {
-            UdpSocket::bind(SocketAddr::from((CLIENT_ADDR, 0)))
-                .map_err(|e| bbrkit_lab::LabError::io("bind", e))
-        })
-        .unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(50)))
-        .unwrap();
-    let to = rx.local_addr().unwrap();
-    let tx = topo
-        .server
-        .run(|| {
-            UdpSocket::bind(SocketAddr::from((SERVER_ADDR, 0)))
-                .map_err(|e| bbrkit_lab::LabError::io("bind", e))
-        })
-        .unwrap();
-    let payload = [0u8; 1472];
-    let stop = AtomicBool::new(false);
-    let (received, max_lag) = std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut buf = [0u8; 2048];
-            let (mut frames, mut first, mut last) = (0u64, None, Instant::now());
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if rx.recv(&mut buf).is_ok() {
-                    frames += 1;
-                    last = Instant::now();
-                    first.get_or_insert(last);
-                }
-            }
-            (frames, first.map(|f| last - f))
-        });
-        // The offered load must not stall on a busy machine either, or the
-        // link idles and the measured rate is the sender's, not the link's.
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -15) };
-        let start = Instant::now();
-        let mut next = start;
-        let mut max_lag = Duration::ZERO;
-        while start.elapsed() < Duration::from_secs(2) {
-            max_lag = max_lag.max(Instant::now().saturating_duration_since(next));
-            for _ in 0..17 {
-                let _ = tx.send_to(&payload, to);
-            }
-            next += Duration::from_millis(1);
-            if let Some(d) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(d);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        (h.join().unwrap(), max_lag)
-    });
+    let blast = bbrkit_lab::blast::blast(&topo, 2 * rate, Duration::from_secs(2)).expect("blast");
     let rep = emu.stop().expect("stop");
-    let (frames, span) = received;
-    println!("{rep:?} received {frames} frames in {span:?}, sender at most {max_lag:?} behind");
+    let (frames, max_lag) = (blast.frames, blast.max_lag);
+    println!("{rep:?} received {blast:?}");
     let d = &rep.data;
     // The userspace emulator times its own deliveries (first to last frame
     // out), which does not count a sender stall after the buffer ran dry;
     // the split emulator's tbf is measured at the receiver, in Ethernet
     // frame bits (1472 B of UDP payload + 42 B of headers), from the first
     // to the last arrival.
-    let span = span.expect("frames arrived").as_secs_f64();
     let measured = if kind == EmulatorKind::Userspace {
         d.bytes_out as f64 * 8.0 / d.active_s
     } else {
-        (frames - 1) as f64 * 1514.0 * 8.0 / span
+        blast.rate_bps().expect("frames arrived")
     };
     println!("configured {rate} measured {measured:.0}");
     assert!(frames > 1000);
