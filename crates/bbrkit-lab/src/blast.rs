@@ -25,6 +25,8 @@ pub const FRAME_BYTES: u64 = PAYLOAD_BYTES as u64 + 42;
 /// What the receiver saw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlastResult {
+    /// Datagrams the sending socket accepted.
+    pub sent: u64,
     /// Datagrams received.
     pub frames: u64,
     /// From the first arrival to the last (`None`: nothing arrived).
@@ -82,22 +84,22 @@ pub fn blast(topo: &Topology, offered_bps: u64, duration: Duration) -> Result<Bl
             unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -15) };
             let payload = [0u8; PAYLOAD_BYTES];
             let start = Instant::now();
-            let (mut next, mut max_lag) = (start, Duration::ZERO);
+            let (mut next, mut max_lag, mut sent) = (start, Duration::ZERO, 0u64);
             while start.elapsed() < duration {
                 max_lag = max_lag.max(Instant::now().saturating_duration_since(next));
                 for _ in 0..per_ms {
-                    // A full socket buffer drops the datagram: offered load
-                    // above the link's rate is the point.
-                    let _ = tx.send_to(&payload, to);
+                    // A full socket buffer refuses the datagram: offered
+                    // load above the link's rate is the point.
+                    sent += u64::from(tx.send_to(&payload, to).is_ok());
                 }
                 next += Duration::from_millis(1);
                 if let Some(d) = next.checked_duration_since(Instant::now()) {
                     std::thread::sleep(d);
                 }
             }
-            max_lag
+            (sent, max_lag)
         });
-        let max_lag = sender
+        let (sent, max_lag) = sender
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         std::thread::sleep(Duration::from_millis(200));
@@ -106,6 +108,7 @@ pub fn blast(topo: &Topology, offered_bps: u64, duration: Duration) -> Result<Bl
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         Ok(BlastResult {
+            sent,
             frames,
             span,
             max_lag,
@@ -120,6 +123,7 @@ mod tests {
     #[test]
     fn rate_counts_frames_between_first_and_last_arrival() {
         let r = BlastResult {
+            sent: 2000,
             frames: 1001,
             span: Some(Duration::from_millis(100)),
             max_lag: Duration::ZERO,

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!  server ──▶ veth-rs ─[tcx: count, random loss, redirect]─▶ veth-rc ─[tbf: rate, drop-tail]─▶ client
+//!                       (without a rate: redirect into the client's veth-c directly)
 //!  server ◀── veth-rs ◀─[userspace forwarder: delay ± jitter]── veth-rc ◀── client   (delay > 0)
 //!  server ◀── veth-rs ◀─[tcx: redirect]──────────────────────── veth-rc ◀── client   (no delay)
 //! ```
@@ -79,34 +80,40 @@ pub fn tbf_burst(rate_bps: u64, frame: u64) -> u32 {
     by_time.max(2 * frame).min(u32::MAX as u64) as u32
 }
 
-/// Transmit counters of one link, from the namespace's `/proc/net/dev`.
+/// One link's counters, from its namespace's `/proc/net/dev`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct TxCounters {
-    bytes: u64,
-    packets: u64,
-    dropped: u64,
+struct DevCounters {
+    rx_bytes: u64,
+    rx_packets: u64,
+    tx_bytes: u64,
+    tx_packets: u64,
+    /// A veth counts a frame its peer's receive backlog refused (that CPU
+    /// fell `netdev_max_backlog`, 1 000 frames, behind) as a transmit drop.
+    tx_dropped: u64,
 }
 
-impl TxCounters {
+impl DevCounters {
     /// What was counted since `start`.
-    fn since(&self, start: &TxCounters) -> TxCounters {
-        TxCounters {
-            bytes: self.bytes.saturating_sub(start.bytes),
-            packets: self.packets.saturating_sub(start.packets),
-            dropped: self.dropped.saturating_sub(start.dropped),
+    fn since(&self, start: &DevCounters) -> DevCounters {
+        DevCounters {
+            rx_bytes: self.rx_bytes.saturating_sub(start.rx_bytes),
+            rx_packets: self.rx_packets.saturating_sub(start.rx_packets),
+            tx_bytes: self.tx_bytes.saturating_sub(start.tx_bytes),
+            tx_packets: self.tx_packets.saturating_sub(start.tx_packets),
+            tx_dropped: self.tx_dropped.saturating_sub(start.tx_dropped),
         }
     }
 }
 
-/// Transmit counters of `names`, from one read of the calling thread's
-/// namespace's `/proc/net/dev`.
-fn tx_counters<const N: usize>(names: [&str; N]) -> Result<[TxCounters; N]> {
+/// Counters of `names`, from one read of the calling thread's namespace's
+/// `/proc/net/dev`.
+fn dev_counters<const N: usize>(names: [&str; N]) -> Result<[DevCounters; N]> {
     let path = "/proc/thread-self/net/dev";
     let text =
         std::fs::read_to_string(path).map_err(|e| LabError::io(format!("read {path}"), e))?;
-    let mut out = [TxCounters::default(); N];
+    let mut out = [DevCounters::default(); N];
     for (slot, name) in out.iter_mut().zip(names) {
-        *slot = parse_tx(&text, name).ok_or_else(|| {
+        *slot = parse_dev(&text, name).ok_or_else(|| {
             LabError::io(
                 format!("{name} in {path}"),
                 std::io::ErrorKind::NotFound.into(),
@@ -116,18 +123,16 @@ fn tx_counters<const N: usize>(names: [&str; N]) -> Result<[TxCounters; N]> {
     Ok(out)
 }
 
-/// The transmit counters of every link the traffic crosses, in the order
-/// server, router toward the client, router toward the server, client.
-/// A veth counts a frame its peer's receive backlog refused (the peer's CPU
-/// fell 1 000 frames behind) as a transmit drop.
-fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[TxCounters; 4]> {
-    let [s] = server.run(|| tx_counters([SERVER_IF]))?;
-    let [rc, rs] = router.run(|| tx_counters([ROUTER_CLIENT_IF, ROUTER_SERVER_IF]))?;
-    let [c] = client.run(|| tx_counters([CLIENT_IF]))?;
+/// The counters of every link the traffic crosses, in the order server,
+/// router toward the client, router toward the server, client.
+fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[DevCounters; 4]> {
+    let [s] = server.run(|| dev_counters([SERVER_IF]))?;
+    let [rc, rs] = router.run(|| dev_counters([ROUTER_CLIENT_IF, ROUTER_SERVER_IF]))?;
+    let [c] = client.run(|| dev_counters([CLIENT_IF]))?;
     Ok([s, rc, rs, c])
 }
 
-fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
+fn parse_dev(text: &str, name: &str) -> Option<DevCounters> {
     text.lines().find_map(|line| {
         let (dev, rest) = line.split_once(':')?;
         if dev.trim() != name {
@@ -137,10 +142,12 @@ fn parse_tx(text: &str, name: &str) -> Option<TxCounters> {
             .split_whitespace()
             .filter_map(|x| x.parse().ok())
             .collect();
-        Some(TxCounters {
-            bytes: *f.get(8)?,
-            packets: *f.get(9)?,
-            dropped: *f.get(11)?,
+        Some(DevCounters {
+            rx_bytes: *f.first()?,
+            rx_packets: *f.get(1)?,
+            tx_bytes: *f.get(8)?,
+            tx_packets: *f.get(9)?,
+            tx_dropped: *f.get(11)?,
         })
     })
 }
@@ -168,7 +175,7 @@ pub struct KernelPath {
     links: Vec<OwnedFd>,
     tbf_on: Option<u32>,
     /// [`path_counters`] at install.
-    start: [TxCounters; 4],
+    start: [DevCounters; 4],
     bridged: bool,
     /// A second handle to the router namespace (to read the counters and
     /// remove the tbf, also on drop).
@@ -252,10 +259,12 @@ impl KernelPath {
 
     /// Removes the programs and the `tbf` and returns the account.
     ///
-    /// Data frames the kernel dropped (`kernel_drops`) are those `veth-s`
-    /// could not hand to the router (before the eBPF counter) and those
-    /// `veth-rc` could not hand to the client; neither is the emulated link.
-    /// `buffer_drops` is what is left: frames `tbf` dropped.
+    /// Frames leave the router at `veth-rc`'s transmit counters when a `tbf`
+    /// holds them there, else (handed to the peer) at `veth-c`'s receive
+    /// counters. Data frames the kernel dropped (`kernel_drops`) are those
+    /// `veth-s` could not hand to the router (before the eBPF counter) and
+    /// those `veth-rc` could not hand to the client; neither is the emulated
+    /// link. `buffer_drops` is what is left: frames `tbf` dropped.
     pub fn finish(mut self) -> Result<KernelAccount> {
         self.links.clear();
         let (seen, lost) = self
@@ -264,23 +273,30 @@ impl KernelPath {
             .map_err(|e| LabError::io("read eBPF counters", e))?;
         let now = path_counters(&self.server, &self.router, &self.client)?;
         let [s, rc, rs, c] = std::array::from_fn(|i| now[i].since(&self.start[i]));
+        let (frames_out, bytes_out) = if self.tbf_on.is_some() {
+            (rc.tx_packets, rc.tx_bytes)
+        } else {
+            (c.rx_packets, c.rx_bytes)
+        };
         let data = ForwarderStats {
             frames_in: seen,
-            frames_out: rc.packets,
-            bytes_out: rc.bytes,
+            frames_out,
+            bytes_out,
             lost_frames: lost,
             buffer_drops: seen
                 .saturating_sub(lost)
-                .saturating_sub(rc.packets)
-                .saturating_sub(rc.dropped),
-            kernel_drops: s.dropped + rc.dropped,
+                .saturating_sub(frames_out)
+                .saturating_sub(rc.tx_dropped),
+            kernel_drops: s.tx_dropped + rc.tx_dropped,
             ..Default::default()
         };
-        let ack_kernel_drops = c.dropped + rs.dropped;
+        // ACKs: the client's link into the router, then (forwarder) the
+        // router's into the server, or (bridge) handed to `veth-s` directly.
+        let ack_kernel_drops = c.tx_dropped + rs.tx_dropped;
         let reverse = self.bridged.then(|| ForwarderStats {
-            frames_in: rs.packets + rs.dropped,
-            frames_out: rs.packets,
-            bytes_out: rs.bytes,
+            frames_in: s.rx_packets + rs.tx_dropped,
+            frames_out: s.rx_packets,
+            bytes_out: s.rx_bytes,
             kernel_drops: ack_kernel_drops,
             ..Default::default()
         });
@@ -341,19 +357,21 @@ mod tests {
     }
 
     #[test]
-    fn proc_net_dev_tx_fields() {
+    fn proc_net_dev_fields() {
         let text = "Inter-|   Receive                                                |  Transmit\n \
             face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    \
             lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\n\
-            veth-rc: 100 2 0 0 0 0 0 0 3000 4 0 0 0 0 0 0\n";
+            veth-rc: 100 2 0 0 0 0 0 0 3000 4 0 7 0 0 0 0\n";
         assert_eq!(
-            parse_tx(text, "veth-rc"),
-            Some(TxCounters {
-                bytes: 3000,
-                packets: 4,
-                dropped: 0
+            parse_dev(text, "veth-rc"),
+            Some(DevCounters {
+                rx_bytes: 100,
+                rx_packets: 2,
+                tx_bytes: 3000,
+                tx_packets: 4,
+                tx_dropped: 7
             })
         );
-        assert_eq!(parse_tx(text, "veth-rs"), None);
+        assert_eq!(parse_dev(text, "veth-rs"), None);
     }
 }
