@@ -5,7 +5,7 @@
 //!  server ──▶ veth-rs ─[tcx: count, random loss, redirect]─▶ veth-rc ─[tbf: rate, drop-tail]─▶ client
 //!                       (without a rate: redirect into the client's veth-c directly)
 //!  server ◀── veth-rs ◀─[userspace forwarder: delay ± jitter]── veth-rc ◀── client   (delay > 0)
-//!  server ◀── veth-rs ◀─[tcx: redirect]──────────────────────── veth-rc ◀── client   (no delay)
+//!  server ◀── veth-s ◀─[tcx: redirect into veth-rs's peer]────── veth-rc ◀── client   (no delay)
 //! ```
 //!
 //! Why: on a 2-core machine, copying every data frame through userspace
@@ -19,9 +19,10 @@
 //! the receiver" (see docs/lab.md, "split emulator").
 //!
 //! Owns installing and removing the programs and the `tbf`, and reading the
-//! data direction's counters. Must only touch `veth-rs`/`veth-rc` of the
-//! router namespace; every tcx link is a file descriptor, so dropping this
-//! detaches it.
+//! counters of the links the traffic crosses. Must only attach to and
+//! configure `veth-rs`/`veth-rc` of the router namespace (the end
+//! namespaces' links are only read); every tcx link is a file descriptor,
+//! so dropping this detaches it.
 
 use std::os::fd::OwnedFd;
 
