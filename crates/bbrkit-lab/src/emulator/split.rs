@@ -29,7 +29,7 @@ use std::os::fd::OwnedFd;
 use crate::error::{LabError, Result};
 use crate::netlink::{Rtnl, push_nla};
 use crate::netns::Netns;
-use crate::topology::{CLIENT_IF, ROUTER_CLIENT_IF, ROUTER_SERVER_IF, SERVER_IF, Topology};
+use crate::topology::{CLIENT_IF, ROUTER_CLIENT_IF, SERVER_IF, Topology};
 
 use super::bpf::{self, Counters};
 use super::forwarder::ForwarderStats;
@@ -124,13 +124,19 @@ fn dev_counters<const N: usize>(names: [&str; N]) -> Result<[DevCounters; N]> {
     Ok(out)
 }
 
-/// The counters of every link the traffic crosses, in the order server,
-/// router toward the client, router toward the server, client.
-fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[DevCounters; 4]> {
+/// The counters of the links whose account the emulator needs, in the
+/// order server, router toward the client, client.
+///
+/// Not `veth-rs`: nothing it transmits can be lost. The bridge hands ACKs
+/// to `veth-s` without transmitting on it, and a frame the ACK forwarder
+/// sends through it that `veth-s`'s backlog refuses is counted as a
+/// transmit drop there but fails the forwarder's `sendmmsg` (`ENOBUFS`), so
+/// the forwarder sends it again.
+fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[DevCounters; 3]> {
     let [s] = server.run(|| dev_counters([SERVER_IF]))?;
-    let [rc, rs] = router.run(|| dev_counters([ROUTER_CLIENT_IF, ROUTER_SERVER_IF]))?;
+    let [rc] = router.run(|| dev_counters([ROUTER_CLIENT_IF]))?;
     let [c] = client.run(|| dev_counters([CLIENT_IF]))?;
-    Ok([s, rc, rs, c])
+    Ok([s, rc, c])
 }
 
 fn parse_dev(text: &str, name: &str) -> Option<DevCounters> {
@@ -176,7 +182,7 @@ pub struct KernelPath {
     links: Vec<OwnedFd>,
     tbf_on: Option<u32>,
     /// [`path_counters`] at install.
-    start: [DevCounters; 4],
+    start: [DevCounters; 3],
     bridged: bool,
     /// A second handle to the router namespace (to read the counters and
     /// remove the tbf, also on drop).
@@ -273,42 +279,56 @@ impl KernelPath {
             .read()
             .map_err(|e| LabError::io("read eBPF counters", e))?;
         let now = path_counters(&self.server, &self.router, &self.client)?;
-        let [s, rc, rs, c] = std::array::from_fn(|i| now[i].since(&self.start[i]));
-        let (frames_out, bytes_out) = if self.tbf_on.is_some() {
-            (rc.tx_packets, rc.tx_bytes)
-        } else {
-            (c.rx_packets, c.rx_bytes)
-        };
-        let data = ForwarderStats {
-            frames_in: seen,
-            frames_out,
-            bytes_out,
-            lost_frames: lost,
-            buffer_drops: seen
-                .saturating_sub(lost)
-                .saturating_sub(frames_out)
-                .saturating_sub(rc.tx_dropped),
-            kernel_drops: s.tx_dropped + rc.tx_dropped,
-            ..Default::default()
-        };
-        // ACKs: the client's link into the router, then (forwarder) the
-        // router's into the server, or (bridge) handed to `veth-s` directly.
-        let ack_kernel_drops = c.tx_dropped + rs.tx_dropped;
-        let reverse = self.bridged.then(|| ForwarderStats {
-            frames_in: s.rx_packets + rs.tx_dropped,
-            frames_out: s.rx_packets,
-            bytes_out: s.rx_bytes,
-            kernel_drops: ack_kernel_drops,
-            ..Default::default()
-        });
+        let links = std::array::from_fn(|i| now[i].since(&self.start[i]));
+        let account = account(seen, lost, links, self.tbf_on.is_some(), self.bridged);
         if let Some(idx) = self.tbf_on.take() {
             self.router.run(|| Rtnl::open()?.delete_root_qdisc(idx))?;
         }
-        Ok(KernelAccount {
-            data,
-            reverse,
-            ack_kernel_drops,
-        })
+        Ok(account)
+    }
+}
+
+/// The account of one run from the data program's counters (`seen`,
+/// `lost`) and what `[veth-s, veth-rc, veth-c]` counted meanwhile, with a
+/// `tbf` on `veth-rc` or not and with the ACKs `bridged` by eBPF or not.
+fn account(
+    seen: u64,
+    lost: u64,
+    [s, rc, c]: [DevCounters; 3],
+    tbf: bool,
+    bridged: bool,
+) -> KernelAccount {
+    let (frames_out, bytes_out) = if tbf {
+        (rc.tx_packets, rc.tx_bytes)
+    } else {
+        (c.rx_packets, c.rx_bytes)
+    };
+    let data = ForwarderStats {
+        frames_in: seen,
+        frames_out,
+        bytes_out,
+        lost_frames: lost,
+        buffer_drops: seen
+            .saturating_sub(lost)
+            .saturating_sub(frames_out)
+            .saturating_sub(rc.tx_dropped),
+        kernel_drops: s.tx_dropped + rc.tx_dropped,
+        ..Default::default()
+    };
+    // ACKs are lost to the kernel only on the client's link into the router
+    // (see `path_counters` for the router's link to the server).
+    let ack_kernel_drops = c.tx_dropped;
+    let reverse = bridged.then(|| ForwarderStats {
+        frames_in: s.rx_packets,
+        frames_out: s.rx_packets,
+        bytes_out: s.rx_bytes,
+        kernel_drops: ack_kernel_drops,
+        ..Default::default()
+    });
+    KernelAccount {
+        data,
+        reverse,
+        ack_kernel_drops,
     }
 }
 
@@ -355,6 +375,39 @@ mod tests {
     fn burst_covers_a_late_timer_and_two_frames() {
         assert_eq!(tbf_burst(1_000_000_000, 1514), 50_000);
         assert_eq!(tbf_burst(10_000_000, 1514), 3028);
+    }
+
+    #[test]
+    fn account_reads_the_link_the_frames_leave_by() {
+        let dev = |rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped| DevCounters {
+            rx_bytes,
+            rx_packets,
+            tx_bytes,
+            tx_packets,
+            tx_dropped,
+        };
+        // veth-s: 40 ACKs in, 3 data frames its backlog refused; veth-c: 1
+        // ACK refused.
+        let s = dev(40, 40 * 66, 0, 0, 3);
+        let c = dev(95, 95 * 1514, 0, 0, 1);
+        // With a tbf: out at veth-rc's transmit side, 2 refused by the
+        // client's backlog, so the tbf dropped 100 - 5 - 90 - 2.
+        let rc = dev(0, 0, 90, 90 * 1514, 2);
+        let a = account(100, 5, [s, rc, c], true, false);
+        let d = &a.data;
+        assert_eq!((d.frames_in, d.lost_frames), (100, 5));
+        assert_eq!((d.frames_out, d.bytes_out), (90, 90 * 1514));
+        assert_eq!((d.buffer_drops, d.kernel_drops), (3, 3 + 2));
+        assert_eq!(a.ack_kernel_drops, 1);
+        assert!(a.reverse.is_none(), "the forwarder accounts for the ACKs");
+        // Without: handed into veth-c, counted at its receive side.
+        let a = account(100, 5, [s, DevCounters::default(), c], false, true);
+        let d = &a.data;
+        assert_eq!((d.frames_out, d.bytes_out), (95, 95 * 1514));
+        assert_eq!((d.buffer_drops, d.kernel_drops), (0, 3));
+        let r = a.reverse.expect("bridged");
+        assert_eq!((r.frames_in, r.frames_out, r.bytes_out), (40, 40, 40 * 66));
+        assert_eq!((r.kernel_drops, a.ack_kernel_drops), (1, 1));
     }
 
     #[test]
