@@ -113,7 +113,13 @@ fn count(map_fd: i32, index: u32) -> Vec<Insn> {
 /// frames). Measured at no delay on 2 cores, 3 runs × 4 s: CUBIC 4.5–5.3 →
 /// 4.9–7.0 Gbit/s, BBR at 2 % loss 2.4–2.95 → 3.0–3.5 Gbit/s. Order is
 /// kept: one frame is handed on before the next is read. The peer's
-/// receive counters count the frame (Ethernet header included).
+/// receive counters count the frame (Ethernet header included; since Linux
+/// 6.7).
+///
+/// The frames are addressed to the far end's MAC, so the router's link
+/// marked them `PACKET_OTHERHOST`; the kernel resets that in the hand-off
+/// only since Linux 6.15 (commit c43272299488, backported to stable
+/// kernels in May 2025). Before, the far end's IP layer drops them all.
 fn redirect_peer(ifindex: u32) -> Vec<Insn> {
     vec![
         insn(MOV64_IMM, 1, 0, 0, ifindex as i32),
