@@ -636,9 +636,8 @@ fn netem_is_used_where_the_kernel_has_it() {
 /// The emulator itself must drop nothing here. The kernel may: when the
 /// receiving CPU falls 1 000 frames behind (CI's machine once dropped 114
 /// of a million), and that is counted as `kernel_drops`, never as the
-/// link's. Those drops are not reordering (the sender's TCP sends a segment
-/// `veth-s` refused again before any later one), so they may only excuse a
-/// failed order check by being a disturbance.
+/// link's. Those drops are repaired by retransmissions, not reordering, so
+/// they may only excuse a failed order check by being a disturbance.
 #[test]
 #[ignore = "needs root"]
 fn split_emulator_keeps_frames_in_order() {
