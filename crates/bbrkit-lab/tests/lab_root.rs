@@ -231,9 +231,9 @@ fn topology_comes_up_and_leaves_nothing() {
 }
 
 /// The split emulator's account of the data direction matches what the
-/// sender offered, frame for frame and byte for byte, on each of its three
-/// paths: handed straight to the client (no delay, ACKs bridged), the same
-/// with the ACK forwarder (delay), and through `tbf` (rate).
+/// sender offered, frame for frame and byte for byte, in each of its three
+/// set-ups: no delay (ACKs bridged by eBPF), a delay (ACK forwarder), and a
+/// rate (`tbf`, fed unowned clones).
 #[test]
 #[ignore = "needs root"]
 fn split_emulator_counts_what_it_delivers() {

@@ -4,10 +4,9 @@
 //! ```text
 //!  data  (veth-rs ingress):  seen += 1
 //!                            if prandom_u32() < loss·2³²: lost += 1, DROP
-//!                            else REDIRECT_PEER into veth-c (the client's end of veth-rc);
-//!                            with a tbf on veth-rc (--rate): CLONE to veth-rc's egress
-//!                            and DROP the original (see `clone_to`)
-//!  bridge (veth-rc ingress): REDIRECT_PEER into veth-s  (only when the ACK path has no delay)
+//!                            else REDIRECT to veth-rc egress; with a tbf there (--rate):
+//!                            CLONE to it and DROP the original (see `clone_to`)
+//!  bridge (veth-rc ingress): REDIRECT to veth-rs egress  (only when the ACK path has no delay)
 //! ```
 //!
 //! Owns the hand-assembled bytecode (a dozen instructions each, so no BPF
@@ -40,7 +39,7 @@ const BPF_TCX_INGRESS: u32 = 46;
 const FN_MAP_LOOKUP_ELEM: i32 = 1;
 const FN_GET_PRANDOM_U32: i32 = 7;
 const FN_CLONE_REDIRECT: i32 = 13;
-const FN_REDIRECT_PEER: i32 = 155; // Linux 5.10
+const FN_REDIRECT: i32 = 23;
 
 /// tcx verdict: drop the frame (`TC_ACT_SHOT`).
 const TCX_DROP: i32 = 2;
@@ -104,27 +103,23 @@ fn count(map_fd: i32, index: u32) -> Vec<Insn> {
     p
 }
 
-/// `return bpf_redirect_peer(ifindex, 0)` — into the ingress of the veth
-/// peer of `ifindex` (in another namespace), within this same receive.
+/// `return bpf_redirect(ifindex, 0)` — to the egress of `ifindex`.
 ///
-/// Why the peer and not `ifindex`'s egress (`bpf_redirect`): a veth
-/// transmit queues the frame once more on a CPU's receive backlog, which
-/// costs a second pass through it and a second place to overflow (1 000
-/// frames). Measured at no delay on 2 cores, 3 runs × 4 s: CUBIC 4.5–5.3 →
-/// 4.9–7.0 Gbit/s, BBR at 2 % loss 2.4–2.95 → 3.0–3.5 Gbit/s. Order is
-/// kept: one frame is handed on before the next is read. The peer's
-/// receive counters count the frame (Ethernet header included; since Linux
-/// 6.7).
-///
-/// The frames are addressed to the far end's MAC, so the router's link
-/// marked them `PACKET_OTHERHOST`; the kernel resets that in the hand-off
-/// only since Linux 6.15 (commit c43272299488, backported to stable
-/// kernels in May 2025). Before, the far end's IP layer drops them all.
-fn redirect_peer(ifindex: u32) -> Vec<Insn> {
+/// Why not `bpf_redirect_peer` (straight into the far namespace, skipping
+/// the peer's receive backlog): tried and measured. Without a delay it was
+/// faster (no impairment 4.5–5.3 → 4.9–7.0 Gbit/s; BBR at 2 % loss
+/// 2.4–2.95 → 3.0–3.5), but at 10 ms the far end's receive work then runs
+/// inside the server link's backlog pass, and that backlog overflowed ten
+/// times as often (BBR, no loss: 1 466 → 20 762 frames in three runs, every
+/// run spoiled). And the frames are addressed to the far end's MAC, so the
+/// router's link marks them `PACKET_OTHERHOST`; only Linux 6.15 (commit
+/// c43272299488, backported to stable kernels in May 2025) resets that in
+/// the hand-off, so on older tcx kernels the far end would drop them all.
+fn redirect(ifindex: u32) -> Vec<Insn> {
     vec![
         insn(MOV64_IMM, 1, 0, 0, ifindex as i32),
         insn(MOV64_IMM, 2, 0, 0, 0),
-        insn(CALL, 0, 0, 0, FN_REDIRECT_PEER),
+        insn(CALL, 0, 0, 0, FN_REDIRECT),
         insn(EXIT, 0, 0, 0, 0),
     ]
 }
@@ -157,17 +152,17 @@ pub fn loss_threshold(loss: f64) -> u64 {
 }
 
 /// The data program: count, drop with probability `threshold / 2³²`, else
-/// forward: as an unowned clone to the egress of `to_ifindex` when `queued`
-/// (a `tbf` there holds frames; see [`clone_to`]), else the frame itself
-/// into `to_ifindex`'s peer (it crosses without waiting, and a clone would
-/// cost ~15% of the no-impairment throughput on 2 cores).
+/// forward to the egress of `to_ifindex`: as an unowned clone when
+/// `queued` (a `tbf` there holds frames; see [`clone_to`]), else the frame
+/// itself (it crosses without waiting, as on a plain veth, and a clone
+/// would cost ~15% of the no-impairment throughput on 2 cores).
 pub fn data_program(map_fd: i32, threshold: u64, to_ifindex: u32, queued: bool) -> Vec<Insn> {
     let mut p = vec![insn(MOV64_REG, 6, 1, 0, 0)]; // r6 = ctx (callee-saved)
     p.extend(count(map_fd, SEEN));
     let forward = if queued {
         clone_to(to_ifindex)
     } else {
-        redirect_peer(to_ifindex)
+        redirect(to_ifindex)
     };
     if threshold > 0 {
         let drop = {
@@ -187,9 +182,9 @@ pub fn data_program(map_fd: i32, threshold: u64, to_ifindex: u32, queued: bool) 
     p
 }
 
-/// The bridge program: hand every frame to the peer of `to_ifindex`.
+/// The bridge program: redirect every frame to the egress of `to_ifindex`.
 pub fn bridge_program(to_ifindex: u32) -> Vec<Insn> {
-    redirect_peer(to_ifindex)
+    redirect(to_ifindex)
 }
 
 fn sys_bpf(cmd: libc::c_long, attr: &mut [u64; 20]) -> io::Result<i32> {
@@ -380,13 +375,9 @@ mod tests {
                 .any(|i| i.code == CALL && i.imm == FN_CLONE_REDIRECT)
         );
         assert_eq!(p[0], insn(MOV64_REG, 6, 1, 0, 0), "ctx saved first");
-        assert_eq!(bridge_program(3)[2].imm, FN_REDIRECT_PEER);
+        assert_eq!(bridge_program(3)[2].imm, FN_REDIRECT);
         let plain = data_program(7, 0, 3, false);
-        assert!(
-            plain
-                .iter()
-                .any(|i| i.code == CALL && i.imm == FN_REDIRECT_PEER)
-        );
+        assert!(plain.iter().any(|i| i.code == CALL && i.imm == FN_REDIRECT));
         assert!(
             !plain
                 .iter()

@@ -3,9 +3,8 @@
 //!
 //! ```text
 //!  server ──▶ veth-rs ─[tcx: count, random loss, redirect]─▶ veth-rc ─[tbf: rate, drop-tail]─▶ client
-//!                       (without a rate: redirect into the client's veth-c directly)
 //!  server ◀── veth-rs ◀─[userspace forwarder: delay ± jitter]── veth-rc ◀── client   (delay > 0)
-//!  server ◀── veth-s ◀─[tcx: redirect into veth-rs's peer]────── veth-rc ◀── client   (no delay)
+//!  server ◀── veth-rs ◀─[tcx: redirect]──────────────────────── veth-rc ◀── client   (no delay)
 //! ```
 //!
 //! Why: on a 2-core machine, copying every data frame through userspace
@@ -29,7 +28,7 @@ use std::os::fd::OwnedFd;
 use crate::error::{LabError, Result};
 use crate::netlink::{Rtnl, push_nla};
 use crate::netns::Netns;
-use crate::topology::{CLIENT_IF, ROUTER_CLIENT_IF, SERVER_IF, Topology};
+use crate::topology::{CLIENT_IF, ROUTER_CLIENT_IF, ROUTER_SERVER_IF, SERVER_IF, Topology};
 
 use super::bpf::{self, Counters};
 use super::forwarder::ForwarderStats;
@@ -124,19 +123,13 @@ fn dev_counters<const N: usize>(names: [&str; N]) -> Result<[DevCounters; N]> {
     Ok(out)
 }
 
-/// The counters of the links whose account the emulator needs, in the
-/// order server, router toward the client, client.
-///
-/// Not `veth-rs`: nothing it transmits can be lost. The bridge hands ACKs
-/// to `veth-s` without transmitting on it, and a frame the ACK forwarder
-/// sends through it that `veth-s`'s backlog refuses is counted as a
-/// transmit drop there but fails the forwarder's `sendmmsg` (`ENOBUFS`), so
-/// the forwarder sends it again.
-fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[DevCounters; 3]> {
+/// The counters of every link the traffic crosses, in the order server,
+/// router toward the client, router toward the server, client.
+fn path_counters(server: &Netns, router: &Netns, client: &Netns) -> Result<[DevCounters; 4]> {
     let [s] = server.run(|| dev_counters([SERVER_IF]))?;
-    let [rc] = router.run(|| dev_counters([ROUTER_CLIENT_IF]))?;
+    let [rc, rs] = router.run(|| dev_counters([ROUTER_CLIENT_IF, ROUTER_SERVER_IF]))?;
     let [c] = client.run(|| dev_counters([CLIENT_IF]))?;
-    Ok([s, rc, c])
+    Ok([s, rc, rs, c])
 }
 
 fn parse_dev(text: &str, name: &str) -> Option<DevCounters> {
@@ -182,7 +175,7 @@ pub struct KernelPath {
     links: Vec<OwnedFd>,
     tbf_on: Option<u32>,
     /// [`path_counters`] at install.
-    start: [DevCounters; 3],
+    start: [DevCounters; 4],
     bridged: bool,
     /// A second handle to the router namespace (to read the counters and
     /// remove the tbf, also on drop).
@@ -264,14 +257,8 @@ impl KernelPath {
         })
     }
 
-    /// Removes the programs and the `tbf` and returns the account.
-    ///
-    /// Frames leave the router at `veth-rc`'s transmit counters when a `tbf`
-    /// holds them there, else (handed to the peer) at `veth-c`'s receive
-    /// counters. Data frames the kernel dropped (`kernel_drops`) are those
-    /// `veth-s` could not hand to the router (before the eBPF counter) and
-    /// those `veth-rc` could not hand to the client; neither is the emulated
-    /// link. `buffer_drops` is what is left: frames `tbf` dropped.
+    /// Removes the programs and the `tbf` and returns the account (see
+    /// [`account`]).
     pub fn finish(mut self) -> Result<KernelAccount> {
         self.links.clear();
         let (seen, lost) = self
@@ -280,7 +267,7 @@ impl KernelPath {
             .map_err(|e| LabError::io("read eBPF counters", e))?;
         let now = path_counters(&self.server, &self.router, &self.client)?;
         let links = std::array::from_fn(|i| now[i].since(&self.start[i]));
-        let account = account(seen, lost, links, self.tbf_on.is_some(), self.bridged);
+        let account = account(seen, lost, links, self.bridged);
         if let Some(idx) = self.tbf_on.take() {
             self.router.run(|| Rtnl::open()?.delete_root_qdisc(idx))?;
         }
@@ -289,39 +276,36 @@ impl KernelPath {
 }
 
 /// The account of one run from the data program's counters (`seen`,
-/// `lost`) and what `[veth-s, veth-rc, veth-c]` counted meanwhile, with a
-/// `tbf` on `veth-rc` or not and with the ACKs `bridged` by eBPF or not.
-fn account(
-    seen: u64,
-    lost: u64,
-    [s, rc, c]: [DevCounters; 3],
-    tbf: bool,
-    bridged: bool,
-) -> KernelAccount {
-    let (frames_out, bytes_out) = if tbf {
-        (rc.tx_packets, rc.tx_bytes)
-    } else {
-        (c.rx_packets, c.rx_bytes)
-    };
+/// `lost`) and what `[veth-s, veth-rc, veth-rs, veth-c]` counted meanwhile,
+/// with the ACKs `bridged` by eBPF or not.
+///
+/// Data frames leave the router by `veth-rc`'s transmit side. The kernel
+/// dropped (`kernel_drops`) those `veth-s` could not hand to the router
+/// (before the eBPF counter) and those `veth-rc` could not hand to the
+/// client; neither is the emulated link, and `buffer_drops` is what is
+/// left: frames `tbf` dropped. ACKs are lost to the kernel on `veth-c`'s
+/// way into the router and, when bridged, on `veth-rs`'s into the server.
+/// (A frame of the ACK forwarder's that `veth-s`'s backlog refuses is a
+/// transmit drop on `veth-rs` too, but fails the forwarder's `sendmmsg`
+/// with `ENOBUFS`, and the forwarder sends it again: not a loss.)
+fn account(seen: u64, lost: u64, [s, rc, rs, c]: [DevCounters; 4], bridged: bool) -> KernelAccount {
     let data = ForwarderStats {
         frames_in: seen,
-        frames_out,
-        bytes_out,
+        frames_out: rc.tx_packets,
+        bytes_out: rc.tx_bytes,
         lost_frames: lost,
         buffer_drops: seen
             .saturating_sub(lost)
-            .saturating_sub(frames_out)
+            .saturating_sub(rc.tx_packets)
             .saturating_sub(rc.tx_dropped),
         kernel_drops: s.tx_dropped + rc.tx_dropped,
         ..Default::default()
     };
-    // ACKs are lost to the kernel only on the client's link into the router
-    // (see `path_counters` for the router's link to the server).
-    let ack_kernel_drops = c.tx_dropped;
+    let ack_kernel_drops = c.tx_dropped + if bridged { rs.tx_dropped } else { 0 };
     let reverse = bridged.then(|| ForwarderStats {
-        frames_in: s.rx_packets,
-        frames_out: s.rx_packets,
-        bytes_out: s.rx_bytes,
+        frames_in: rs.tx_packets + rs.tx_dropped,
+        frames_out: rs.tx_packets,
+        bytes_out: rs.tx_bytes,
         kernel_drops: ack_kernel_drops,
         ..Default::default()
     });
@@ -378,36 +362,36 @@ mod tests {
     }
 
     #[test]
-    fn account_reads_the_link_the_frames_leave_by() {
-        let dev = |rx_packets, rx_bytes, tx_packets, tx_bytes, tx_dropped| DevCounters {
-            rx_bytes,
-            rx_packets,
-            tx_bytes,
+    fn account_separates_the_links_drops_from_the_kernels() {
+        let dev = |tx_packets, tx_bytes, tx_dropped| DevCounters {
             tx_packets,
+            tx_bytes,
             tx_dropped,
+            ..Default::default()
         };
-        // veth-s: 40 ACKs in, 3 data frames its backlog refused; veth-c: 1
-        // ACK refused.
-        let s = dev(40, 40 * 66, 0, 0, 3);
-        let c = dev(95, 95 * 1514, 0, 0, 1);
-        // With a tbf: out at veth-rc's transmit side, 2 refused by the
-        // client's backlog, so the tbf dropped 100 - 5 - 90 - 2.
-        let rc = dev(0, 0, 90, 90 * 1514, 2);
-        let a = account(100, 5, [s, rc, c], true, false);
+        // veth-s: 3 data frames its peer's backlog refused; veth-rc: 90
+        // delivered, 2 refused by the client's backlog; veth-rs: 40 ACKs
+        // out, 4 refused; veth-c: 1 ACK refused.
+        let (s, rc, rs, c) = (
+            dev(40, 40 * 66, 3),
+            dev(90, 90 * 1514, 2),
+            dev(40, 40 * 66, 4),
+            dev(0, 0, 1),
+        );
+        let a = account(100, 5, [s, rc, rs, c], false);
         let d = &a.data;
         assert_eq!((d.frames_in, d.lost_frames), (100, 5));
         assert_eq!((d.frames_out, d.bytes_out), (90, 90 * 1514));
+        // The tbf dropped 100 - 5 - 90 - 2.
         assert_eq!((d.buffer_drops, d.kernel_drops), (3, 3 + 2));
+        // The forwarder resends what veth-rs could not hand on.
         assert_eq!(a.ack_kernel_drops, 1);
         assert!(a.reverse.is_none(), "the forwarder accounts for the ACKs");
-        // Without: handed into veth-c, counted at its receive side.
-        let a = account(100, 5, [s, DevCounters::default(), c], false, true);
-        let d = &a.data;
-        assert_eq!((d.frames_out, d.bytes_out), (95, 95 * 1514));
-        assert_eq!((d.buffer_drops, d.kernel_drops), (0, 3));
+        // Bridged: the program's redirect cannot resend.
+        let a = account(100, 5, [s, rc, rs, c], true);
         let r = a.reverse.expect("bridged");
-        assert_eq!((r.frames_in, r.frames_out, r.bytes_out), (40, 40, 40 * 66));
-        assert_eq!((r.kernel_drops, a.ack_kernel_drops), (1, 1));
+        assert_eq!((r.frames_in, r.frames_out, r.bytes_out), (44, 40, 40 * 66));
+        assert_eq!((r.kernel_drops, a.ack_kernel_drops), (1 + 4, 1 + 4));
     }
 
     #[test]
