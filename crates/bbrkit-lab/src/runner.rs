@@ -142,10 +142,11 @@ pub struct RunResult {
     pub sender_cpu_s: f64,
     /// Per flow.
     pub flows: Vec<FlowResult>,
-    /// The emulator's account of the run (userspace emulator only).
+    /// The emulator's account of the run (userspace and split emulators).
     pub emulator: Option<EmulatorReport>,
-    /// True when the emulator delivered too many frames late or dropped
-    /// frames of its own (see `spoiled_reason`); such runs are repeated.
+    /// True when the emulator delivered too many frames late, or frames were
+    /// dropped outside the emulated link (see `spoiled_reason`); such runs
+    /// are repeated.
     pub spoiled: bool,
     /// Why the run counts as spoiled.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -292,7 +293,7 @@ pub fn spoiled(rep: &EmulatorReport) -> Option<(String, bool)> {
     if late > 0.25 {
         return Some((
             format!(
-                "emulator at its ceiling: {:.0}% of frames > {} µs late, {own_drops} dropped by it",
+                "emulator at its ceiling: {:.0}% of frames > {} µs late, {own_drops} dropped outside the link",
                 late * 100.0,
                 d.late_us_threshold
             ),
@@ -301,7 +302,10 @@ pub fn spoiled(rep: &EmulatorReport) -> Option<(String, bool)> {
     }
     if too_many_own {
         return Some((
-            format!("emulator dropped {own_drops} frames of its own"),
+            format!(
+                "{own_drops} frames dropped outside the emulated link (the emulator's buffers \
+                 or a kernel receive backlog)"
+            ),
             true,
         ));
     }
