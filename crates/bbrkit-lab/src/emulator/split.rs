@@ -80,11 +80,9 @@ pub fn tbf_burst(rate_bps: u64, frame: u64) -> u32 {
     by_time.max(2 * frame).min(u32::MAX as u64) as u32
 }
 
-/// One link's counters, from its namespace's `/proc/net/dev`.
+/// One link's transmit counters, from its namespace's `/proc/net/dev`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct DevCounters {
-    rx_bytes: u64,
-    rx_packets: u64,
     tx_bytes: u64,
     tx_packets: u64,
     /// A veth counts a frame its peer's receive backlog refused (that CPU
@@ -96,8 +94,6 @@ impl DevCounters {
     /// What was counted since `start`.
     fn since(&self, start: &DevCounters) -> DevCounters {
         DevCounters {
-            rx_bytes: self.rx_bytes.saturating_sub(start.rx_bytes),
-            rx_packets: self.rx_packets.saturating_sub(start.rx_packets),
             tx_bytes: self.tx_bytes.saturating_sub(start.tx_bytes),
             tx_packets: self.tx_packets.saturating_sub(start.tx_packets),
             tx_dropped: self.tx_dropped.saturating_sub(start.tx_dropped),
@@ -143,8 +139,6 @@ fn parse_dev(text: &str, name: &str) -> Option<DevCounters> {
             .filter_map(|x| x.parse().ok())
             .collect();
         Some(DevCounters {
-            rx_bytes: *f.first()?,
-            rx_packets: *f.get(1)?,
             tx_bytes: *f.get(8)?,
             tx_packets: *f.get(9)?,
             tx_dropped: *f.get(11)?,
@@ -367,7 +361,6 @@ mod tests {
             tx_packets,
             tx_bytes,
             tx_dropped,
-            ..Default::default()
         };
         // veth-s: 3 data frames its peer's backlog refused; veth-rc: 90
         // delivered, 2 refused by the client's backlog; veth-rs: 40 ACKs
@@ -403,8 +396,6 @@ mod tests {
         assert_eq!(
             parse_dev(text, "veth-rc"),
             Some(DevCounters {
-                rx_bytes: 100,
-                rx_packets: 2,
                 tx_bytes: 3000,
                 tx_packets: 4,
                 tx_dropped: 7
