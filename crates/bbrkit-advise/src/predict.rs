@@ -1,0 +1,251 @@
+//! Predicted throughput of CUBIC, BBR (v1) and bbr3 on a group's path, from
+//! the deterministic simulator (`bbrkit-sim`, whose CUBIC and BBR agree with
+//! the kernel's within a few percent: docs/sim-validation.md).
+//!
+//! Owns the simulated path built from the estimates and what it assumes:
+//! * RTT = the group's minimum RTT (the propagation delay);
+//! * random loss = the loss the sender saw, at its estimate and at both ends
+//!   of its 95 % interval (three runs per algorithm, so the prediction
+//!   carries the data's uncertainty) — unless the flows build a queue (their
+//!   smoothed RTT well above the minimum), in which case their losses are
+//!   the queue's and the path is simulated without random loss (the
+//!   simulator's own bottleneck recreates them);
+//! * capacity = `--path-rate` when given; else the highest delivery rate any
+//!   connection of the group measured (a loss-limited flow does not reveal
+//!   the path's capacity, so predictions for BBR, and the gain, are then
+//!   lower bounds);
+//! * a drop-tail buffer of one bandwidth-delay product, one bulk flow,
+//!   Linux defaults (MSS 1448, IW 10, unpaced CUBIC as without `fq`).
+//!
+//! Every run is seeded (seed 1) and short: 300 RTTs, at least 3 s and at
+//! most 20 s simulated, and at most ~3 million packets. Must never read a
+//! clock or touch the host.
+
+use bbrkit_cc::{Algorithm, Duration};
+use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
+use serde::Serialize;
+
+use crate::AdviseError;
+use crate::estimate::Interval;
+
+/// Seed of every prediction run (the output is reproducible).
+pub const SEED: u64 = 1;
+/// Smoothed RTT over minimum RTT above which a group counts as filling a
+/// queue: its losses are then congestion, not random loss. A flow limited
+/// by random loss keeps the queue empty (srtt within a few % of min RTT);
+/// CUBIC filling a 1-BDP buffer averages about 1.5x.
+pub const QUEUE_RTT_RATIO: f64 = 1.25;
+/// Simulated round trips per run, and the run-length bounds in seconds.
+const SIM_RTTS: f64 = 300.0;
+const SIM_MIN_S: f64 = 3.0;
+const SIM_MAX_S: f64 = 20.0;
+/// Packet budget of one run (keeps a 10 Gbit/s prediction near a second).
+const SIM_MAX_PACKETS: f64 = 3.0e6;
+
+/// Where the capacity of the simulated path comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateSource {
+    /// `--path-rate`.
+    Given,
+    /// The highest delivery rate seen: a lower bound of the capacity.
+    HighestDeliveryRate,
+}
+
+/// The path to simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathGuess {
+    /// Capacity, bits per second.
+    pub rate_bps: u64,
+    /// Where it comes from.
+    pub rate_source: RateSource,
+    /// Round-trip propagation delay.
+    pub rtt: Duration,
+    /// Random loss to simulate (estimate and interval).
+    pub loss: Interval,
+    /// The group's loss was attributed to its own queue (`loss` is then zero).
+    pub queue_loss: bool,
+}
+
+/// Throughput of each algorithm, bits per second.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PerAlgorithm {
+    /// CUBIC.
+    pub cubic: Interval,
+    /// BBR v1 (the kernel's `bbr`).
+    pub bbr: Interval,
+    /// BBRv3.
+    pub bbr3: Interval,
+}
+
+/// What the simulator predicts for one group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// Per algorithm: at the loss estimate, and the range over the interval.
+    pub bits_per_second: PerAlgorithm,
+    /// The algorithm the gain is measured against (the group's, or CUBIC
+    /// when its algorithm is not simulated).
+    pub baseline: &'static str,
+    /// BBR's predicted throughput over the baseline's, on the same runs.
+    pub gain: Interval,
+    /// bbr3's predicted throughput over the baseline's.
+    pub gain_bbr3: Interval,
+    /// Simulated seconds of each run.
+    pub simulated_s: f64,
+    /// Number of simulator runs.
+    pub runs: usize,
+}
+
+/// The simulator's model of the kernel algorithm `cc` (`None`: not modelled).
+pub fn model_of(cc: &str) -> Option<Algorithm> {
+    match cc {
+        "cubic" => Some(Algorithm::Cubic),
+        "reno" => Some(Algorithm::Reno),
+        "bbr" => Some(Algorithm::Bbr1),
+        "bbr3" => Some(Algorithm::Bbr3),
+        _ => None,
+    }
+}
+
+/// Simulated time for a path of `rate_bps` and `rtt`.
+pub fn sim_duration(rate_bps: u64, rtt: Duration) -> Duration {
+    let by_rtt = (SIM_RTTS * rtt.as_secs_f64()).clamp(SIM_MIN_S, SIM_MAX_S);
+    let packets_per_s = rate_bps as f64 / 12_000.0;
+    let by_budget = (SIM_MAX_PACKETS / packets_per_s).max(SIM_MIN_S);
+    Duration::from_secs_f64(by_rtt.min(by_budget))
+}
+
+/// Runs the simulator for CUBIC, BBR, bbr3 (and the group's own algorithm
+/// when it is another one, e.g. Reno) at each distinct loss point.
+pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, AdviseError> {
+    let base = current.and_then(model_of).unwrap_or(Algorithm::Cubic);
+    let mut algos = vec![Algorithm::Cubic, Algorithm::Bbr1, Algorithm::Bbr3];
+    if !algos.contains(&base) {
+        algos.push(base);
+    }
+    let mut points = vec![path.loss.estimate, path.loss.low, path.loss.high];
+    points.sort_by(f64::total_cmp);
+    points.dedup();
+    let duration = sim_duration(path.rate_bps, path.rtt);
+    // rows[i][j]: throughput of algos[j] at points[i].
+    let mut rows = Vec::new();
+    for &p in &points {
+        let mut row = Vec::new();
+        for &a in &algos {
+            row.push(simulate(path, a, p, duration)?);
+        }
+        rows.push(row);
+    }
+    let at = |p: f64| points.iter().position(|&x| x == p).unwrap_or(0);
+    let col = |a: Algorithm| algos.iter().position(|&x| x == a).unwrap_or(0);
+    let est = at(path.loss.estimate);
+    let interval = |f: &dyn Fn(&[f64]) -> f64| {
+        let v: Vec<f64> = rows.iter().map(|r| f(r)).collect();
+        Interval {
+            low: v.iter().copied().fold(f64::INFINITY, f64::min),
+            estimate: v[est],
+            high: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    };
+    let (c, b, b3, k) = (
+        col(Algorithm::Cubic),
+        col(Algorithm::Bbr1),
+        col(Algorithm::Bbr3),
+        col(base),
+    );
+    let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
+    Ok(Prediction {
+        bits_per_second: PerAlgorithm {
+            cubic: interval(&|r| r[c]),
+            bbr: interval(&|r| r[b]),
+            bbr3: interval(&|r| r[b3]),
+        },
+        baseline: base.name(),
+        gain: interval(&|r| ratio(r[b], r[k])),
+        gain_bbr3: interval(&|r| ratio(r[b3], r[k])),
+        simulated_s: duration.as_secs_f64(),
+        runs: points.len() * algos.len(),
+    })
+}
+
+fn simulate(
+    path: &PathGuess,
+    a: Algorithm,
+    p: f64,
+    duration: Duration,
+) -> Result<f64, AdviseError> {
+    let sim_path = PathConfig {
+        rate_bps: path.rate_bps,
+        rtt: path.rtt,
+        buffer: BufferSize::Bdp(1.0),
+        loss: if p > 0.0 {
+            LossModel::Bernoulli { p }
+        } else {
+            LossModel::None
+        },
+        ack_loss: 0.0,
+    };
+    let cfg = SimConfig::new(sim_path, vec![FlowConfig::bulk(a)], duration, SEED);
+    let report = bbrkit_sim::run(&cfg, &mut |_| {}).map_err(|source| AdviseError::Sim {
+        what: format!(
+            "{} at {} bit/s, RTT {:?}, loss {p}",
+            a.name(),
+            path.rate_bps,
+            path.rtt
+        ),
+        source,
+    })?;
+    Ok(report.flows.first().map_or(0.0, |f| f.bits_per_second))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(loss: f64, low: f64, high: f64) -> PathGuess {
+        PathGuess {
+            rate_bps: 100_000_000,
+            rate_source: RateSource::Given,
+            rtt: Duration::from_millis(10),
+            loss: Interval {
+                low,
+                estimate: loss,
+                high,
+            },
+            queue_loss: false,
+        }
+    }
+
+    #[test]
+    fn random_loss_makes_bbr_win_and_the_interval_orders_the_runs() {
+        let p = predict(&path(0.02, 0.015, 0.027), Some("cubic")).unwrap();
+        let b = p.bits_per_second;
+        // CUBIC collapses under 2 % random loss, BBR keeps ~(1-p)·C.
+        assert!(b.cubic.estimate < 15e6, "{b:?}");
+        assert!(b.bbr.estimate > 85e6, "{b:?}");
+        assert!(b.cubic.low <= b.cubic.estimate && b.cubic.estimate <= b.cubic.high);
+        assert!(
+            p.gain.low > 5.0 && p.gain.low <= p.gain.estimate && p.gain.estimate <= p.gain.high
+        );
+        assert_eq!(p.baseline, "cubic");
+        assert_eq!(p.runs, 9);
+        assert_eq!(p.simulated_s, 3.0);
+    }
+
+    #[test]
+    fn no_loss_means_no_gain_and_reno_is_its_own_baseline() {
+        let p = predict(&path(0.0, 0.0, 0.0), Some("reno")).unwrap();
+        assert_eq!(p.baseline, "reno");
+        assert_eq!(p.runs, 4, "one loss point, four algorithms");
+        assert!(p.gain.estimate < 1.1 && p.gain.estimate > 0.9, "{p:?}");
+    }
+
+    #[test]
+    fn run_length_follows_rtt_and_packet_budget() {
+        let ms = Duration::from_millis;
+        assert_eq!(sim_duration(100_000_000, ms(10)).as_secs_f64(), 3.0);
+        assert_eq!(sim_duration(100_000_000, ms(40)).as_secs_f64(), 12.0);
+        assert_eq!(sim_duration(100_000_000, ms(500)).as_secs_f64(), 20.0);
+        assert_eq!(sim_duration(10_000_000_000, ms(100)).as_secs_f64(), 3.6);
+    }
+}

@@ -1,0 +1,226 @@
+//! The analysis of a sampling window: groups, estimates, predictions,
+//! verdicts, as plain serialisable data in SI units with the unit in the key
+//! (the CLI's `--json` prints it as it is).
+//!
+//! Owns which groups get a prediction (enough bytes, a loss estimate, a
+//! minimum RTT, a capacity) and the path each is simulated on. Must never
+//! print or read a clock.
+
+use bbrkit_cc::Duration;
+use serde::Serialize;
+
+use crate::estimate::{Interval, Limited};
+use crate::group::{self, Group};
+use crate::predict::{self, PathGuess, Prediction, RateSource};
+use crate::sampler::SamplingStats;
+use crate::verdict::{self, Verdict};
+use crate::{AdviseError, Tracker};
+
+/// What to analyse and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// IPv4 prefix length of a group.
+    pub prefix_v4: u8,
+    /// IPv6 prefix length of a group.
+    pub prefix_v6: u8,
+    /// Bytes (sent + received) a group needs for a verdict other than
+    /// `insufficient_data`.
+    pub min_bytes: u64,
+    /// The paths' capacity, bits/s, when known (`--path-rate`).
+    pub path_rate_bps: Option<u64>,
+    /// Keep connections to loopback addresses (they never cross a network).
+    pub include_loopback: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            prefix_v4: 24,
+            prefix_v6: 48,
+            min_bytes: 1_000_000,
+            path_rate_bps: None,
+            include_loopback: false,
+        }
+    }
+}
+
+impl Options {
+    /// Checks the prefix lengths.
+    pub fn check(&self) -> Result<(), AdviseError> {
+        if self.prefix_v4 > 32 {
+            return Err(AdviseError::Invalid(format!(
+                "IPv4 prefix length {} is longer than 32",
+                self.prefix_v4
+            )));
+        }
+        if self.prefix_v6 > 128 {
+            return Err(AdviseError::Invalid(format!(
+                "IPv6 prefix length {} is longer than 128",
+                self.prefix_v6
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One group in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupReport {
+    /// Remote prefix.
+    pub prefix: String,
+    /// Distinct connections seen.
+    pub connections: usize,
+    /// Bytes this host sent (acknowledged by the peers) during the window.
+    pub bytes_sent: u64,
+    /// Bytes this host received during the window.
+    pub bytes_received: u64,
+    /// Smallest minimum RTT, ms.
+    pub min_rtt_ms: Option<f64>,
+    /// Mean smoothed RTT, ms.
+    pub mean_rtt_ms: Option<f64>,
+    /// Loss the sender saw, 0..1 (`null`: this host sent no data to them).
+    pub loss: Option<f64>,
+    /// 95 % interval of `loss`.
+    pub loss_interval: Option<[f64; 2]>,
+    /// Data segments sent and retransmitted (the loss estimate's n and k).
+    pub segments_sent: u64,
+    /// See `segments_sent`.
+    pub segments_retransmitted: u64,
+    /// Throughput while busy, per connection, bits/s.
+    pub throughput_bits_per_second: Option<f64>,
+    /// Algorithm carrying most of the bytes.
+    pub cc: Option<String>,
+    /// Connections per algorithm.
+    pub cc_connections: std::collections::BTreeMap<String, usize>,
+    /// Fractions of the observed time (`null`: no connection seen twice).
+    pub limited: Option<Limited>,
+    /// Capacity the prediction assumed, bits/s.
+    pub path_rate_bits_per_second: Option<f64>,
+    /// `given` (`--path-rate`) or `highest_delivery_rate` (a lower bound).
+    pub path_rate_source: Option<RateSource>,
+    /// Predicted throughput at the loss estimate, bits/s.
+    pub predicted_bits_per_second: Option<Predicted>,
+    /// The full prediction: ranges over the loss interval, gains.
+    pub prediction: Option<Prediction>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, in one line.
+    pub reason: String,
+    /// The command that acts on it.
+    pub action: Option<&'static str>,
+}
+
+/// Predicted throughput of each algorithm at the loss estimate, bits/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Predicted {
+    /// CUBIC.
+    pub cubic: f64,
+    /// BBR (v1, the kernel's `bbr`).
+    pub bbr: f64,
+    /// BBRv3.
+    pub bbr3: f64,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Sampling cost and size.
+    pub sampling: SamplingStats,
+    /// Distinct connections seen (after dropping loopback unless kept).
+    pub connections: usize,
+    /// Groups, largest (bytes sent + received) first.
+    pub groups: Vec<GroupReport>,
+}
+
+/// Analyses what `tracker` saw.
+pub fn analyze(
+    tracker: &Tracker,
+    sampling: SamplingStats,
+    opts: &Options,
+) -> Result<Report, AdviseError> {
+    opts.check()?;
+    let conns: Vec<_> = tracker
+        .conns()
+        .filter(|c| opts.include_loopback || !group::canonical(c.remote.ip()).is_loopback())
+        .collect();
+    let mut groups = Vec::new();
+    for g in group::groups(conns.iter().copied(), opts.prefix_v4, opts.prefix_v6) {
+        groups.push(report_group(g, opts)?);
+    }
+    Ok(Report {
+        sampling,
+        connections: conns.len(),
+        groups,
+    })
+}
+
+/// The path to simulate for `g`, when it has what a prediction needs.
+pub fn path_for(g: &Group, opts: &Options) -> Option<PathGuess> {
+    let moved = g.bytes_sent + g.bytes_received;
+    if moved < opts.min_bytes || g.bytes_sent < g.bytes_received {
+        return None;
+    }
+    let loss = g.loss?;
+    let rtt_us = g.min_rtt_us?;
+    let (rate_bps, rate_source) = match opts.path_rate_bps {
+        Some(r) => (r, RateSource::Given),
+        None => (
+            g.max_delivery_rate_bits_per_second?.round() as u64,
+            RateSource::HighestDeliveryRate,
+        ),
+    };
+    let queue_loss = g
+        .mean_srtt_us
+        .is_some_and(|s| s > predict::QUEUE_RTT_RATIO * f64::from(rtt_us));
+    let zero = Interval {
+        low: 0.0,
+        estimate: 0.0,
+        high: 0.0,
+    };
+    Some(PathGuess {
+        rate_bps: rate_bps.max(1),
+        rate_source,
+        rtt: Duration::from_micros(u64::from(rtt_us)),
+        loss: if queue_loss { zero } else { loss },
+        queue_loss,
+    })
+}
+
+fn report_group(g: Group, opts: &Options) -> Result<GroupReport, AdviseError> {
+    let path = path_for(&g, opts);
+    let prediction = path
+        .as_ref()
+        .map(|p| predict::predict(p, g.main_cc.as_deref()))
+        .transpose()?;
+    let source = path
+        .as_ref()
+        .map_or(RateSource::HighestDeliveryRate, |p| p.rate_source);
+    let advice = verdict::decide(&g, prediction.as_ref(), source, opts.min_bytes);
+    Ok(GroupReport {
+        prefix: g.prefix.clone(),
+        connections: g.connections,
+        bytes_sent: g.bytes_sent,
+        bytes_received: g.bytes_received,
+        min_rtt_ms: g.min_rtt_us.map(|u| f64::from(u) / 1e3),
+        mean_rtt_ms: g.mean_srtt_us.map(|u| u / 1e3),
+        loss: g.loss.map(|l| l.estimate),
+        loss_interval: g.loss.map(|l| [l.low, l.high]),
+        segments_sent: g.segments_sent,
+        segments_retransmitted: g.segments_retransmitted,
+        throughput_bits_per_second: g.throughput_bits_per_second,
+        cc: g.main_cc.clone(),
+        cc_connections: g.cc.clone(),
+        limited: g.limited,
+        path_rate_bits_per_second: path.as_ref().map(|p| p.rate_bps as f64),
+        path_rate_source: path.as_ref().map(|p| p.rate_source),
+        predicted_bits_per_second: prediction.as_ref().map(|p| Predicted {
+            cubic: p.bits_per_second.cubic.estimate,
+            bbr: p.bits_per_second.bbr.estimate,
+            bbr3: p.bits_per_second.bbr3.estimate,
+        }),
+        prediction,
+        verdict: advice.verdict,
+        reason: advice.reason,
+        action: advice.action,
+    })
+}

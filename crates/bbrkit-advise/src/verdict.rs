@@ -1,0 +1,192 @@
+//! One verdict per group, its one-line reason, and the one command that acts
+//! on it.
+//!
+//! Owns the decision, in this order (the first that applies wins):
+//!
+//! ```text
+//!  too few bytes (< --min-bytes) or no loss estimate ─────────▶ insufficient_data
+//!  received more than it sent ─────────────────────────────────▶ receiver_side
+//!  the largest share of the observed time is a limit other
+//!  than the network: receive window / send buffer / app idle ──▶ rwnd_limited | sndbuf_limited | app_limited
+//!  already on BBR ─────────────────────────────────────────────▶ no_gain
+//!  predicted gain, lower bound ≥ GAIN ─────────────────────────▶ enable_bbr
+//!  otherwise (no loss, or loss from its own queue) ────────────▶ no_gain
+//! ```
+//!
+//! Must never decide on a number the group does not have: without the
+//! prediction there is no `enable_bbr`.
+
+use serde::Serialize;
+
+use crate::group::Group;
+use crate::predict::{Prediction, RateSource};
+
+/// BBR must be predicted at least this much faster (lower bound of the
+/// interval) to be worth enabling: below it, the gain is within what the
+/// simulator's agreement with the kernel (median ×1.04, worst ×1.2 over 18
+/// conditions) can promise.
+pub const GAIN: f64 = 1.2;
+
+/// What to do about a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Loss-limited loss-based sender: BBR would be faster.
+    EnableBbr,
+    /// No predicted gain (no loss, loss from its own queue, or already BBR).
+    NoGain,
+    /// This host mostly receives from them: the sender's algorithm matters.
+    ReceiverSide,
+    /// The peers' receive windows are the limit.
+    RwndLimited,
+    /// This host's send buffers are the limit.
+    SndbufLimited,
+    /// The application had nothing to send most of the time.
+    AppLimited,
+    /// Too little data to say.
+    InsufficientData,
+}
+
+impl Verdict {
+    /// The JSON / table name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::EnableBbr => "enable_bbr",
+            Verdict::NoGain => "no_gain",
+            Verdict::ReceiverSide => "receiver_side",
+            Verdict::RwndLimited => "rwnd_limited",
+            Verdict::SndbufLimited => "sndbuf_limited",
+            Verdict::AppLimited => "app_limited",
+            Verdict::InsufficientData => "insufficient_data",
+        }
+    }
+
+    /// The one command that acts on it (`None`: nothing to do on this host).
+    pub fn action(self) -> Option<&'static str> {
+        match self {
+            Verdict::EnableBbr => Some("sudo bbrkit enable"),
+            Verdict::SndbufLimited => Some("sudo bbrkit enable --tune"),
+            _ => None,
+        }
+    }
+}
+
+/// A verdict and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// One line: the evidence.
+    pub reason: String,
+    /// The command that acts on it, if any.
+    pub action: Option<&'static str>,
+}
+
+fn advice(verdict: Verdict, reason: String) -> Advice {
+    Advice {
+        verdict,
+        reason,
+        action: verdict.action(),
+    }
+}
+
+fn pct(x: f64) -> String {
+    if x < 0.001 {
+        format!("{:.3}%", x * 100.0)
+    } else {
+        format!("{:.1}%", x * 100.0)
+    }
+}
+
+/// Decides for `g`; `pred` is its prediction (`None` when there is none),
+/// `min_bytes` the `--min-bytes` threshold.
+pub fn decide(g: &Group, pred: Option<&Prediction>, rate: RateSource, min_bytes: u64) -> Advice {
+    use Verdict::*;
+    let moved = g.bytes_sent + g.bytes_received;
+    if moved < min_bytes {
+        return advice(
+            InsufficientData,
+            format!("{moved} bytes moved, below --min-bytes {min_bytes}"),
+        );
+    }
+    if g.bytes_received > g.bytes_sent {
+        return advice(
+            ReceiverSide,
+            format!(
+                "this host received {} and sent {} bytes: BBR acts on the sender, enable it there",
+                g.bytes_received, g.bytes_sent
+            ),
+        );
+    }
+    if let Some(l) = g.limited {
+        let limits = [
+            (
+                l.rwnd,
+                RwndLimited,
+                "limited by the peers' receive window: the fix is on the client (its tcp_rmem / window), not here",
+            ),
+            (
+                l.sndbuf,
+                SndbufLimited,
+                "limited by this host's send buffer: raise tcp_wmem",
+            ),
+            (
+                l.app,
+                AppLimited,
+                "idle: the application had nothing to send; a faster algorithm cannot help",
+            ),
+        ];
+        let (share, verdict, why) = limits
+            .into_iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("three limits");
+        if share > l.network {
+            return advice(verdict, format!("{} of the time {why}", pct(share)));
+        }
+    }
+    let cc = g.main_cc.as_deref().unwrap_or("unknown");
+    if cc.starts_with("bbr") {
+        return advice(NoGain, format!("already on {cc}"));
+    }
+    let (Some(p), Some(loss)) = (pred, g.loss) else {
+        return advice(
+            InsufficientData,
+            "no loss or RTT estimate to simulate".into(),
+        );
+    };
+    let bound = if rate == RateSource::Given {
+        ""
+    } else {
+        "at least "
+    };
+    let loss_text = format!(
+        "loss {} [{}, {}]",
+        pct(loss.estimate),
+        pct(loss.low),
+        pct(loss.high)
+    );
+    if p.gain.low >= GAIN {
+        return advice(
+            EnableBbr,
+            format!(
+                "{loss_text} limits {cc}: BBR predicted {bound}{:.1}x faster (range {:.1}-{:.1}x)",
+                p.gain.estimate, p.gain.low, p.gain.high
+            ),
+        );
+    }
+    let why = match (g.mean_srtt_us, g.min_rtt_us) {
+        (Some(s), Some(m)) if s > crate::predict::QUEUE_RTT_RATIO * f64::from(m) => format!(
+            "it fills a queue (mean RTT {:.1} ms over min {:.1} ms), so its {loss_text} is congestion it causes, not random loss",
+            s / 1e3,
+            f64::from(m) / 1e3
+        ),
+        _ => loss_text,
+    };
+    advice(
+        NoGain,
+        format!(
+            "{why}: BBR predicted {:.2}x {cc} (lower bound {:.2}x, needs {GAIN}x)",
+            p.gain.estimate, p.gain.low
+        ),
+    )
+}

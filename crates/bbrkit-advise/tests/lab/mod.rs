@@ -1,0 +1,76 @@
+//! A lab run with something done inside its namespaces while the traffic
+//! flows: the root tests and `examples/record.rs` share it. Everything lives
+//! in throwaway namespaces built here (bbrkit-lab's topology); nothing on
+//! the host changes.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use bbrkit_lab::emulator::{Emulator, EmulatorKind};
+use bbrkit_lab::runner::{BufferSpec, Condition, condition_emulator};
+use bbrkit_lab::tester::{CcOn, TestResult, TestSpec, run_test};
+use bbrkit_lab::topology::Topology;
+
+/// `delay` one way, `loss`, `rate_bps`, a 1-BDP buffer.
+pub fn condition(delay_ms: u64, loss: f64, rate_bps: u64) -> Condition {
+    Condition {
+        delay: Duration::from_millis(delay_ms),
+        jitter: Duration::ZERO,
+        loss,
+        rate_bps: Some(rate_bps),
+        buffer: BufferSpec::Bdp(1.0),
+    }
+}
+
+/// Builds a lab, optionally sets the client namespace's `tcp_rmem`
+/// (a small receive buffer), and runs one `cc` flow for `secs` while
+/// `during` runs on another thread with the topology (enter a namespace
+/// with `topo.server.run(..)`). Returns the lab's result and `during`'s.
+pub fn with_traffic<T: Send>(
+    cond: &Condition,
+    cc: &str,
+    secs: f64,
+    client_rmem: Option<&str>,
+    seed: u64,
+    during: impl FnOnce(&Topology) -> T + Send,
+) -> (TestResult, T) {
+    let topo = Topology::build(&format!("bbrkadv{}", std::process::id()), 1500, false)
+        .expect("build the lab");
+    if let Some(rmem) = client_rmem {
+        topo.client
+            .run(|| topo.client.write_sysctl("net/ipv4/tcp_rmem", rmem))
+            .expect("client tcp_rmem");
+    }
+    let kind = condition_emulator(
+        EmulatorKind::Auto,
+        EmulatorKind::Auto.resolve(&topo).expect("emulator kind"),
+        cond,
+    );
+    let emu = Emulator::start_kind(&topo, kind, cond.params(topo.mtu), seed).expect("emulator");
+    let spec = TestSpec {
+        cc: cc.into(),
+        cc_on: CcOn::Sender,
+        flows: 1,
+        duration: Duration::from_secs_f64(secs),
+        sample_every: Duration::from_millis(100),
+        keep_off_cpu: emu.forwarder_cpu(),
+    };
+    let cancel = AtomicBool::new(false);
+    let (test, got) = std::thread::scope(|s| {
+        let t = s.spawn(|| run_test(&topo, &spec, &cancel));
+        let got = during(&topo);
+        (t.join().expect("traffic thread"), got)
+    });
+    let rep = emu.stop().expect("emulator report");
+    let test = test.expect("traffic");
+    println!(
+        "lab {} {cc}: {:.2} Mbit/s, {} retransmits, emulator data in {} lost {} out {}",
+        cond.label(),
+        test.bits_per_second / 1e6,
+        test.retransmits,
+        rep.data.frames_in,
+        rep.data.lost_frames,
+        rep.data.frames_out
+    );
+    (test, got)
+}
