@@ -75,7 +75,8 @@ impl SamplePlan {
         }
     }
 
-    fn check(&self) -> Result<(), AdviseError> {
+    /// Checks the plan (a positive interval, a duration of at least one).
+    pub fn check(&self) -> Result<(), AdviseError> {
         if self.interval.is_zero() {
             return Err(AdviseError::Invalid("the interval must be positive".into()));
         }

@@ -1,0 +1,81 @@
+//! What de-duplication adds to one census of 100,000 sockets:
+//! `cargo run --release -p bbrkit-advise --example track_cost [N]`.
+//!
+//! Takes the recorded lab sender (`tests/fixtures/lossy-server-s*`), makes N
+//! copies with distinct cookies (default 100,000), and times
+//! `Tracker::observe` over them for a first census (inserting every record)
+//! and a second one (updating them), then the analysis (grouping and
+//! estimates; the remotes are spread over 256 /24 prefixes, all with too few
+//! bytes for a prediction). The dump itself is `cargo bench -p bbrkit-diag
+//! --bench census` (root).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use bbrkit_advise::report::Options;
+use bbrkit_advise::{SamplingStats, Tracker, analyze};
+use bbrkit_diag::{Socket, TcpState};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+fn sender(sweep: usize) -> Socket {
+    let mut out = Vec::new();
+    for j in 0.. {
+        let Ok(b) = std::fs::read(format!("{DIR}/lossy-server-s{sweep}-{j}.bin")) else {
+            break;
+        };
+        bbrkit_diag::wire::parse_datagram(&b, "fixture", &mut |s| out.push(s)).unwrap();
+    }
+    out.into_iter()
+        .find(|s| s.state == TcpState::Established && s.remote.ip() == Ipv4Addr::new(198, 18, 0, 1))
+        .expect("the recorded sender")
+}
+
+fn copies(base: &Socket, n: usize) -> Vec<Socket> {
+    (0..n)
+        .map(|i| {
+            let mut s = base.clone();
+            s.cookie = i as u64 + 1;
+            let ip = Ipv4Addr::new(
+                10,
+                (i % 256) as u8,
+                (i / 256 % 256) as u8,
+                (i / 65536) as u8,
+            );
+            s.remote = SocketAddr::new(IpAddr::V4(ip), 40000 + (i % 20000) as u16);
+            s
+        })
+        .collect()
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .map_or(100_000, |a| a.parse().expect("N"));
+    let (a, b) = (copies(&sender(0), n), copies(&sender(1), n));
+    let mut t = Tracker::new();
+    for (i, socks) in [&a, &b].into_iter().enumerate() {
+        let t0 = Instant::now();
+        t.begin_sweep(Duration::from_secs(i as u64));
+        for s in socks {
+            t.observe(s);
+        }
+        t.end_sweep();
+        println!(
+            "census {i}: observe {n} sockets {:.1} ms ({} records)",
+            t0.elapsed().as_secs_f64() * 1e3,
+            t.len()
+        );
+    }
+    let t0 = Instant::now();
+    let opts = Options {
+        min_bytes: u64::MAX,
+        ..Options::default()
+    };
+    let r = analyze(&t, SamplingStats::default(), &opts).expect("analysis");
+    println!(
+        "analysis: {} groups in {:.1} ms",
+        r.groups.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+}
