@@ -124,7 +124,7 @@ fn aggregate(prefix: String, cs: &[&Conn]) -> Group {
         loss: estimate::loss(cs.iter().copied()),
         limited: estimate::limited(cs.iter().copied()),
         throughput_bits_per_second: estimate::throughput(cs.iter().copied()),
-        max_delivery_rate_bits_per_second: (max_rate > 0).then(|| max_rate as f64 * 8.0),
+        max_delivery_rate_bits_per_second: (max_rate > 0).then_some(max_rate as f64 * 8.0),
         cc,
         main_cc,
     }

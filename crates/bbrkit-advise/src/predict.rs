@@ -86,6 +86,8 @@ pub struct Prediction {
     /// The algorithm the gain is measured against (the group's, or CUBIC
     /// when its algorithm is not simulated).
     pub baseline: &'static str,
+    /// The baseline's predicted throughput, bits/s.
+    pub baseline_bits_per_second: Interval,
     /// BBR's predicted throughput over the baseline's, on the same runs.
     pub gain: Interval,
     /// bbr3's predicted throughput over the baseline's.
@@ -161,6 +163,7 @@ pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, Ad
             bbr3: interval(&|r| r[b3]),
         },
         baseline: base.name(),
+        baseline_bits_per_second: interval(&|r| r[k]),
         gain: interval(&|r| ratio(r[b], r[k])),
         gain_bbr3: interval(&|r| ratio(r[b3], r[k])),
         simulated_s: duration.as_secs_f64(),

@@ -102,6 +102,11 @@ pub struct GroupReport {
     pub predicted_bits_per_second: Option<Predicted>,
     /// The full prediction: ranges over the loss interval, gains.
     pub prediction: Option<Prediction>,
+    /// Achieved throughput over the simulator's prediction for the group's
+    /// own algorithm at the loss estimate: how well the model fits this
+    /// path (near 1 for a bulk, loss-limited flow; below 1 when the flows
+    /// are short or limited by something the model does not have).
+    pub achieved_over_predicted: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
     /// Why, in one line.
@@ -218,6 +223,12 @@ fn report_group(g: Group, opts: &Options) -> Result<GroupReport, AdviseError> {
             bbr: p.bits_per_second.bbr.estimate,
             bbr3: p.bits_per_second.bbr3.estimate,
         }),
+        achieved_over_predicted: match (&prediction, g.throughput_bits_per_second) {
+            (Some(p), Some(t)) if p.baseline_bits_per_second.estimate > 0.0 => {
+                Some(t / p.baseline_bits_per_second.estimate)
+            }
+            _ => None,
+        },
         prediction,
         verdict: advice.verdict,
         reason: advice.reason,

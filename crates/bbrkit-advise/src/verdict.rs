@@ -90,6 +90,15 @@ fn advice(verdict: Verdict, reason: String) -> Advice {
     }
 }
 
+fn bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} B"),
+        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}
+
 fn pct(x: f64) -> String {
     if x < 0.001 {
         format!("{:.3}%", x * 100.0)
@@ -113,8 +122,9 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, rate: RateSource, min_bytes:
         return advice(
             ReceiverSide,
             format!(
-                "this host received {} and sent {} bytes: BBR acts on the sender, enable it there",
-                g.bytes_received, g.bytes_sent
+                "this host received {} and sent {}: BBR acts on the sender, enable it there",
+                bytes(g.bytes_received),
+                bytes(g.bytes_sent)
             ),
         );
     }

@@ -264,7 +264,7 @@ fn render(r: &Report, args: &Args, analysis_s: f64) -> String {
         out.push_str(&format!("    {}: {}\n", g.verdict.name(), g.reason));
         if let Some(p) = &g.prediction {
             out.push_str(&format!(
-                "    gain over {}: bbr {:.2}x [{:.2}, {:.2}], bbr3 {:.2}x [{:.2}, {:.2}] ({} runs of {} s simulated)\n",
+                "    gain over {}: bbr {:.2}x [{:.2}, {:.2}], bbr3 {:.2}x [{:.2}, {:.2}] ({} runs of {:.1} s simulated){}\n",
                 p.baseline,
                 p.gain.estimate,
                 p.gain.low,
@@ -273,7 +273,10 @@ fn render(r: &Report, args: &Args, analysis_s: f64) -> String {
                 p.gain_bbr3.low,
                 p.gain_bbr3.high,
                 p.runs,
-                p.simulated_s
+                p.simulated_s,
+                g.achieved_over_predicted
+                    .map(|x| format!("; achieved {x:.2}x the predicted {}", p.baseline))
+                    .unwrap_or_default()
             ));
         }
         out.push_str(&format!(
