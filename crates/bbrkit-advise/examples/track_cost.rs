@@ -36,12 +36,8 @@ fn copies(base: &Socket, n: usize) -> Vec<Socket> {
         .map(|i| {
             let mut s = base.clone();
             s.cookie = i as u64 + 1;
-            let ip = Ipv4Addr::new(
-                10,
-                (i % 256) as u8,
-                (i / 256 % 256) as u8,
-                (i / 65536) as u8,
-            );
+            // 256 /24 prefixes of 10.0.0.0/16, ~390 connections each.
+            let ip = Ipv4Addr::new(10, 0, (i % 256) as u8, (i / 256 % 256) as u8);
             s.remote = SocketAddr::new(IpAddr::V4(ip), 40000 + (i % 20000) as u16);
             s
         })
@@ -67,6 +63,10 @@ fn main() {
             t.len()
         );
     }
+    println!(
+        "record: {} bytes each (+ the algorithm name and the map's overhead)",
+        std::mem::size_of::<bbrkit_advise::track::Conn>()
+    );
     let t0 = Instant::now();
     let opts = Options {
         min_bytes: u64::MAX,

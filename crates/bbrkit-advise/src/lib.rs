@@ -4,7 +4,7 @@
 //! * [`sampler`]: one sock_diag census per interval for a duration, on a
 //!   clock and a census source that are passed in;
 //! * [`track`]: de-duplication across samples (a connection is keyed by its
-//!   socket cookie and addresses and counted once; the latest cumulative
+//!   socket cookie and counted once; the latest cumulative
 //!   `tcp_info` counters are kept, with a baseline for connections that
 //!   existed before sampling began);
 //! * [`group`]: remote prefixes (/24, /48) and per-group aggregates;

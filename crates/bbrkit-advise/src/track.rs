@@ -14,7 +14,7 @@
 //!
 //! Bytes and segments of the window are `latest − baseline`; time fractions
 //! are `(latest − first) / (last_seen − first_seen)`. Must never hold a
-//! [`bbrkit_diag::Socket`]: one record is ~150 bytes, not ~740.
+//! [`bbrkit_diag::Socket`]: one record is 328 bytes, not ~740.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -126,7 +126,10 @@ impl Conn {
     }
 }
 
-type Key = (u64, SocketAddr, SocketAddr);
+/// The socket cookie: the kernel hands them out from one counter that
+/// never repeats while it runs (`sock_gen_cookie`), so two connections with
+/// the same four-tuple one after the other (a port reused) stay apart.
+type Key = u64;
 
 /// Every connection seen so far.
 #[derive(Debug, Default)]
@@ -168,36 +171,35 @@ impl Tracker {
         let now = Counters::of(info);
         let first_sweep = self.sweeps == 0;
         let at = self.now;
-        let c = self
-            .conns
-            .entry((s.cookie, s.local, s.remote))
-            .or_insert_with(|| Conn {
-                local: s.local,
-                remote: s.remote,
-                cc: None,
-                first_seen: at,
-                last_seen: at,
-                samples: 0,
-                baseline: if first_sweep {
-                    now
-                } else {
-                    Counters::default()
-                },
-                first: now,
-                latest: now,
-                min_rtt_us: None,
-                srtt_sum_us: 0,
-                srtt_samples: 0,
-                max_delivery_rate: 0,
-                limits_known: info.busy_time_us.is_some(),
-            });
+        let c = self.conns.entry(s.cookie).or_insert_with(|| Conn {
+            local: s.local,
+            remote: s.remote,
+            cc: None,
+            first_seen: at,
+            last_seen: at,
+            samples: 0,
+            baseline: if first_sweep {
+                now
+            } else {
+                Counters::default()
+            },
+            first: now,
+            latest: now,
+            min_rtt_us: None,
+            srtt_sum_us: 0,
+            srtt_samples: 0,
+            max_delivery_rate: 0,
+            limits_known: info.busy_time_us.is_some(),
+        });
         if c.samples > 0 && c.last_seen == at {
             return; // the same socket twice in one census (dump race): once
         }
         c.samples += 1;
         c.last_seen = at;
         c.latest = now;
-        c.cc = s.cc.clone().or(c.cc.take());
+        if s.cc.is_some() && s.cc != c.cc {
+            c.cc.clone_from(&s.cc);
+        }
         if let Some(m) = info.min_rtt_sample_us() {
             c.min_rtt_us = Some(c.min_rtt_us.map_or(m, |x| x.min(m)));
         }
