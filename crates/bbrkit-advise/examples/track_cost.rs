@@ -6,7 +6,7 @@
 //! `Tracker::observe` over them for a first census (inserting every record)
 //! and a second one (updating them), then the analysis (grouping and
 //! estimates; the remotes are spread over 256 /24 prefixes, all with too few
-//! bytes for a prediction). The dump itself is `cargo bench -p bbrkit-diag
+//! bytes for a prediction), and one group's prediction on three paths. The dump itself is `cargo bench -p bbrkit-diag
 //! --bench census` (root).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -78,4 +78,34 @@ fn main() {
         r.groups.len(),
         t0.elapsed().as_secs_f64() * 1e3
     );
+    predictions();
+}
+
+/// Wall time of one group's prediction (9 simulator runs) on three paths.
+fn predictions() {
+    use bbrkit_advise::estimate::wilson;
+    use bbrkit_advise::predict::{PathGuess, RateSource, predict};
+    for (rate, rtt_ms, k, n) in [
+        (100_000_000u64, 10u64, 40u64, 2_000u64),
+        (1_000_000_000, 50, 100, 10_000),
+        (10_000_000_000, 100, 100, 100_000),
+    ] {
+        let path = PathGuess {
+            rate_bps: rate,
+            rate_source: RateSource::Given,
+            rtt: Duration::from_millis(rtt_ms),
+            loss: wilson(k, n, 1.96).unwrap(),
+            queue_loss: false,
+        };
+        let t0 = Instant::now();
+        let p = predict(&path, Some("cubic")).expect("prediction");
+        println!(
+            "prediction {} Mbit/s, {rtt_ms} ms, loss {k}/{n}: {} runs of {:.1} s simulated in {:.0} ms (bbr {:.1}x cubic)",
+            rate / 1_000_000,
+            p.runs,
+            p.simulated_s,
+            t0.elapsed().as_secs_f64() * 1e3,
+            p.gain.estimate
+        );
+    }
 }

@@ -17,9 +17,13 @@
 //! * a drop-tail buffer of one bandwidth-delay product, one bulk flow,
 //!   Linux defaults (MSS 1448, IW 10, unpaced CUBIC as without `fq`).
 //!
-//! Every run is seeded (seed 1) and short: 300 RTTs, at least 3 s and at
-//! most 20 s simulated, and at most ~3 million packets. Must never read a
-//! clock or touch the host.
+//! Every run is seeded (seed 1) and short: 150 RTTs, at least 3 s and at
+//! most 10 s simulated, at most ~500 000 packets, on a capacity of at
+//! most 1 Gbit/s (a faster path is simulated at 1 Gbit/s: BBR's prediction
+//! and gain are then lower bounds, CUBIC's is unchanged while loss, not
+//! capacity, limits it). The runs of one prediction are spread over the
+//! CPUs; each is deterministic, so threads never change the result. Must
+//! never read a clock or touch the host.
 
 use bbrkit_cc::{Algorithm, Duration};
 use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
@@ -36,11 +40,15 @@ pub const SEED: u64 = 1;
 /// CUBIC filling a 1-BDP buffer averages about 1.5x.
 pub const QUEUE_RTT_RATIO: f64 = 1.25;
 /// Simulated round trips per run, and the run-length bounds in seconds.
-const SIM_RTTS: f64 = 300.0;
+const SIM_RTTS: f64 = 150.0;
 const SIM_MIN_S: f64 = 3.0;
-const SIM_MAX_S: f64 = 20.0;
-/// Packet budget of one run (keeps a 10 Gbit/s prediction near a second).
-const SIM_MAX_PACKETS: f64 = 3.0e6;
+const SIM_MAX_S: f64 = 10.0;
+/// Packet budget of one run (a 1 Gbit/s, 50 ms prediction took 2.9 s of
+/// wall time with 1 million, at load 6 on 2 CPUs).
+const SIM_MAX_PACKETS: f64 = 0.5e6;
+/// Largest capacity simulated, bits/s (measured: a 10 Gbit/s, 100 ms
+/// prediction took 23 s of wall time uncapped).
+pub const RATE_CAP_BPS: u64 = 1_000_000_000;
 
 /// Where the capacity of the simulated path comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,6 +102,8 @@ pub struct Prediction {
     pub gain_bbr3: Interval,
     /// Simulated seconds of each run.
     pub simulated_s: f64,
+    /// Capacity simulated, bits/s (the path's, capped at [`RATE_CAP_BPS`]).
+    pub simulated_bits_per_second: u64,
     /// Number of simulator runs.
     pub runs: usize,
 }
@@ -128,16 +138,15 @@ pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, Ad
     let mut points = vec![path.loss.estimate, path.loss.low, path.loss.high];
     points.sort_by(f64::total_cmp);
     points.dedup();
-    let duration = sim_duration(path.rate_bps, path.rtt);
+    let rate = path.rate_bps.min(RATE_CAP_BPS);
+    let duration = sim_duration(rate, path.rtt);
+    let jobs: Vec<(f64, Algorithm)> = points
+        .iter()
+        .flat_map(|&p| algos.iter().map(move |&a| (p, a)))
+        .collect();
+    let results = run_all(&jobs, |&(p, a)| simulate(path, rate, a, p, duration))?;
     // rows[i][j]: throughput of algos[j] at points[i].
-    let mut rows = Vec::new();
-    for &p in &points {
-        let mut row = Vec::new();
-        for &a in &algos {
-            row.push(simulate(path, a, p, duration)?);
-        }
-        rows.push(row);
-    }
+    let rows: Vec<&[f64]> = results.chunks(algos.len()).collect();
     let at = |p: f64| points.iter().position(|&x| x == p).unwrap_or(0);
     let col = |a: Algorithm| algos.iter().position(|&x| x == a).unwrap_or(0);
     let est = at(path.loss.estimate);
@@ -167,18 +176,40 @@ pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, Ad
         gain: interval(&|r| ratio(r[b], r[k])),
         gain_bbr3: interval(&|r| ratio(r[b3], r[k])),
         simulated_s: duration.as_secs_f64(),
+        simulated_bits_per_second: rate,
         runs: points.len() * algos.len(),
+    })
+}
+
+/// `f` over `jobs` on up to as many threads as CPUs, results in job order.
+fn run_all<J: Sync>(
+    jobs: &[J],
+    f: impl Fn(&J) -> Result<f64, AdviseError> + Sync,
+) -> Result<Vec<f64>, AdviseError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = jobs.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(per)
+            .map(|chunk| s.spawn(|| chunk.iter().map(&f).collect::<Result<Vec<_>, _>>()))
+            .collect();
+        let mut out = Vec::with_capacity(jobs.len());
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+        }
+        Ok(out)
     })
 }
 
 fn simulate(
     path: &PathGuess,
+    rate_bps: u64,
     a: Algorithm,
     p: f64,
     duration: Duration,
 ) -> Result<f64, AdviseError> {
     let sim_path = PathConfig {
-        rate_bps: path.rate_bps,
+        rate_bps,
         rtt: path.rtt,
         buffer: BufferSize::Bdp(1.0),
         loss: if p > 0.0 {
@@ -193,7 +224,7 @@ fn simulate(
         what: format!(
             "{} at {} bit/s, RTT {:?}, loss {p}",
             a.name(),
-            path.rate_bps,
+            rate_bps,
             path.rtt
         ),
         source,
@@ -247,8 +278,18 @@ mod tests {
     fn run_length_follows_rtt_and_packet_budget() {
         let ms = Duration::from_millis;
         assert_eq!(sim_duration(100_000_000, ms(10)).as_secs_f64(), 3.0);
-        assert_eq!(sim_duration(100_000_000, ms(40)).as_secs_f64(), 12.0);
-        assert_eq!(sim_duration(100_000_000, ms(500)).as_secs_f64(), 20.0);
-        assert_eq!(sim_duration(10_000_000_000, ms(100)).as_secs_f64(), 3.6);
+        assert_eq!(sim_duration(100_000_000, ms(40)).as_secs_f64(), 6.0);
+        assert_eq!(sim_duration(100_000_000, ms(500)).as_secs_f64(), 10.0);
+        assert_eq!(sim_duration(1_000_000_000, ms(100)).as_secs_f64(), 6.0);
+        assert_eq!(sim_duration(10_000_000_000, ms(100)).as_secs_f64(), 3.0);
+    }
+
+    #[test]
+    fn fast_paths_are_simulated_at_the_cap() {
+        let mut p = path(0.001, 0.0008, 0.0012);
+        p.rate_bps = 40_000_000_000;
+        let got = predict(&p, Some("cubic")).unwrap();
+        assert_eq!(got.simulated_bits_per_second, RATE_CAP_BPS);
+        assert!(got.bits_per_second.bbr.estimate < RATE_CAP_BPS as f64);
     }
 }

@@ -19,7 +19,7 @@
 use serde::Serialize;
 
 use crate::group::Group;
-use crate::predict::{Prediction, RateSource};
+use crate::predict::Prediction;
 
 /// BBR must be predicted at least this much faster (lower bound of the
 /// interval) to be worth enabling: below it, the gain is within what the
@@ -108,8 +108,9 @@ fn pct(x: f64) -> String {
 }
 
 /// Decides for `g`; `pred` is its prediction (`None` when there is none),
-/// `min_bytes` the `--min-bytes` threshold.
-pub fn decide(g: &Group, pred: Option<&Prediction>, rate: RateSource, min_bytes: u64) -> Advice {
+/// `lower_bound` whether it is one (capacity assumed from delivery rates,
+/// or capped for the simulator), `min_bytes` the `--min-bytes` threshold.
+pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes: u64) -> Advice {
     use Verdict::*;
     let moved = g.bytes_sent + g.bytes_received;
     if moved < min_bytes {
@@ -161,14 +162,13 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, rate: RateSource, min_bytes:
     let (Some(p), Some(loss)) = (pred, g.loss) else {
         return advice(
             InsufficientData,
-            "no loss or RTT estimate to simulate".into(),
+            format!(
+                "no prediction: no loss or RTT estimate, or not among the {} largest groups simulated",
+                crate::report::MAX_PREDICTIONS
+            ),
         );
     };
-    let bound = if rate == RateSource::Given {
-        ""
-    } else {
-        "at least "
-    };
+    let bound = if lower_bound { "at least " } else { "" };
     let loss_text = format!(
         "loss {} [{}, {}]",
         pct(loss.estimate),
