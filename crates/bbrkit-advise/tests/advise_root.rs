@@ -115,7 +115,11 @@ fn lossy_cubic_path_predicts_the_lab_s_bbr_gain() {
 fn no_loss_gives_no_gain() {
     let _g = serial();
     let cond = lab::condition(10, 0.0, RATE);
-    let (_, server) = lab::with_traffic(&cond, "cubic", 4.0, None, 9, |topo| {
+    // A receive buffer that starts large: receive-window autotuning lagging
+    // behind slow start made one run rwnd-limited 49 % of the time, which
+    // is another verdict's business (tested below).
+    let big = Some("4096 8388608 67108864");
+    let (_, server) = lab::with_traffic(&cond, "cubic", 4.0, big, 9, |topo| {
         advise_in(&topo.server, 3.5)
     });
     let g = client_group(&server);
