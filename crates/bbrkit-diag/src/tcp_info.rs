@@ -288,6 +288,28 @@ mod tests {
         assert_eq!(t.unknown_tail(), 0);
     }
 
+    /// The chrono timers `bbrkit advise` reads (uapi `struct tcp_info`,
+    /// Linux 4.10: `tcpi_busy_time` at 168, `tcpi_rwnd_limited` at 176,
+    /// `tcpi_sndbuf_limited` at 184), and `None` on a 4.9 kernel's 168 bytes.
+    #[test]
+    fn chrono_timers_at_their_offsets() {
+        let mut b = vec![0u8; 192];
+        b[168..176].copy_from_slice(&1_000_000u64.to_ne_bytes());
+        b[176..184].copy_from_slice(&250_000u64.to_ne_bytes());
+        b[184..192].copy_from_slice(&125_000u64.to_ne_bytes());
+        let t = TcpInfo::parse(&b);
+        assert_eq!(t.busy_time_us, Some(1_000_000));
+        assert_eq!(t.rwnd_limited_us, Some(250_000));
+        assert_eq!(t.sndbuf_limited_us, Some(125_000));
+        assert_eq!(t.rwnd_limited_ratio(), Some(0.25));
+        assert_eq!(t.sndbuf_limited_ratio(), Some(0.125));
+        let old = TcpInfo::parse(&b[..168]);
+        assert_eq!(
+            (old.busy_time_us, old.rwnd_limited_us, old.sndbuf_limited_us),
+            (None, None, None)
+        );
+    }
+
     #[test]
     fn longer_payload_keeps_known_fields_and_counts_tail() {
         let mut b = vec![0u8; KNOWN_LEN + 40];
