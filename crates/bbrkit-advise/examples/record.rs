@@ -79,7 +79,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("create DIR");
     let mut sweeps = String::new();
     let cond = lab::condition(10, 0.02, 100_000_000);
-    lab::with_traffic(&cond, "cubic", 3.0, None, 11, |topo| {
+    lab::with_traffic(&cond, "cubic", 3.0, &[], 11, |topo| {
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -102,14 +102,21 @@ fn main() {
         });
     });
     let cond = lab::condition(10, 0.0, 100_000_000);
-    lab::with_traffic(&cond, "cubic", 3.0, Some("4096 32768 32768"), 12, |topo| {
-        let t0 = Instant::now() + Duration::from_millis(1000);
-        for (sweep, at) in [(0, Duration::ZERO), (1, Duration::from_millis(1500))] {
-            std::thread::sleep((t0 + at).saturating_duration_since(Instant::now()));
-            let t = t0.elapsed().as_secs_f64();
-            dump(&topo.server, &dir, "rwnd-server", sweep);
-            sweeps += &format!("rwnd-server {sweep} {t:.6}\n");
-        }
-    });
+    lab::with_traffic(
+        &cond,
+        "cubic",
+        3.0,
+        &[("client", "net/ipv4/tcp_rmem", "4096 32768 32768")],
+        12,
+        |topo| {
+            let t0 = Instant::now() + Duration::from_millis(1000);
+            for (sweep, at) in [(0, Duration::ZERO), (1, Duration::from_millis(1500))] {
+                std::thread::sleep((t0 + at).saturating_duration_since(Instant::now()));
+                let t = t0.elapsed().as_secs_f64();
+                dump(&topo.server, &dir, "rwnd-server", sweep);
+                sweeps += &format!("rwnd-server {sweep} {t:.6}\n");
+            }
+        },
+    );
     std::fs::write(format!("{dir}/sweeps.txt"), sweeps).expect("write sweeps.txt");
 }

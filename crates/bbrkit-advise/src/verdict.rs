@@ -111,17 +111,20 @@ fn pct(x: f64) -> String {
 /// `lower_bound` whether it is one (capacity assumed from delivery rates,
 /// or capped for the simulator), `min_bytes` the `--min-bytes` threshold.
 pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes: u64) -> Advice {
-    use Verdict::*;
     let moved = g.bytes_sent + g.bytes_received;
     if moved < min_bytes {
         return advice(
-            InsufficientData,
-            format!("{moved} bytes moved, below --min-bytes {min_bytes}"),
+            Verdict::InsufficientData,
+            format!(
+                "{} moved, below --min-bytes {}",
+                bytes(moved),
+                bytes(min_bytes)
+            ),
         );
     }
     if g.bytes_received > g.bytes_sent {
         return advice(
-            ReceiverSide,
+            Verdict::ReceiverSide,
             format!(
                 "this host received {} and sent {}: BBR acts on the sender, enable it there",
                 bytes(g.bytes_received),
@@ -129,46 +132,56 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes
             ),
         );
     }
-    if let Some(l) = g.limited {
-        let limits = [
-            (
-                l.rwnd,
-                RwndLimited,
-                "limited by the peers' receive window: the fix is on the client (its tcp_rmem / window), not here",
-            ),
-            (
-                l.sndbuf,
-                SndbufLimited,
-                "limited by this host's send buffer: raise tcp_wmem",
-            ),
-            (
-                l.app,
-                AppLimited,
-                "idle: the application had nothing to send; a faster algorithm cannot help",
-            ),
-        ];
-        let (share, verdict, why) = limits
-            .into_iter()
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .expect("three limits");
-        if share > l.network {
-            return advice(verdict, format!("{} of the time {why}", pct(share)));
-        }
+    if let Some(a) = limit(g) {
+        return a;
     }
     let cc = g.main_cc.as_deref().unwrap_or("unknown");
     if cc.starts_with("bbr") {
-        return advice(NoGain, format!("already on {cc}"));
+        return advice(Verdict::NoGain, format!("already on {cc}"));
     }
-    let (Some(p), Some(loss)) = (pred, g.loss) else {
-        return advice(
-            InsufficientData,
+    match pred {
+        Some(p) if g.loss.is_some() => network(g, p, cc, lower_bound),
+        _ => advice(
+            Verdict::InsufficientData,
             format!(
                 "no prediction: no loss or RTT estimate, or not among the {} largest groups simulated",
                 crate::report::MAX_PREDICTIONS
             ),
-        );
+        ),
+    }
+}
+
+/// The limit other than the network that took the largest share of the
+/// time, when it took more than the network did.
+fn limit(g: &Group) -> Option<Advice> {
+    let l = g.limited?;
+    let limits = [
+        (
+            l.rwnd,
+            Verdict::RwndLimited,
+            "limited by the peers' receive window: the fix is on the client (its tcp_rmem / window), not here",
+        ),
+        (
+            l.sndbuf,
+            Verdict::SndbufLimited,
+            "limited by this host's send buffer: raise tcp_wmem",
+        ),
+        (
+            l.app,
+            Verdict::AppLimited,
+            "idle: the application had nothing to send; a faster algorithm cannot help",
+        ),
+    ];
+    let (share, verdict, why) = limits.into_iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
+    (share > l.network).then(|| advice(verdict, format!("{} of the time {why}", pct(share))))
+}
+
+/// A network-limited, loss-based group: `enable_bbr` when the gain's lower
+/// bound clears [`GAIN`], else `no_gain` with the reason.
+fn network(g: &Group, p: &Prediction, cc: &str, lower_bound: bool) -> Advice {
+    let Some(loss) = g.loss else {
+        return advice(Verdict::InsufficientData, "no loss estimate".into());
     };
-    let bound = if lower_bound { "at least " } else { "" };
     let loss_text = format!(
         "loss {} [{}, {}]",
         pct(loss.estimate),
@@ -176,8 +189,9 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes
         pct(loss.high)
     );
     if p.gain.low >= GAIN {
+        let bound = if lower_bound { "at least " } else { "" };
         return advice(
-            EnableBbr,
+            Verdict::EnableBbr,
             format!(
                 "{loss_text} limits {cc}: BBR predicted {bound}{:.1}x faster (range {:.1}-{:.1}x)",
                 p.gain.estimate, p.gain.low, p.gain.high
@@ -193,7 +207,7 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes
         _ => loss_text,
     };
     advice(
-        NoGain,
+        Verdict::NoGain,
         format!(
             "{why}: BBR predicted {:.2}x {cc} (lower bound {:.2}x, needs {GAIN}x)",
             p.gain.estimate, p.gain.low

@@ -68,7 +68,7 @@ fn client_group(r: &Report) -> &GroupReport {
 fn lossy_cubic_path_predicts_the_lab_s_bbr_gain() {
     let _g = serial();
     let cond = lab::condition(10, 0.02, RATE);
-    let (cubic, (server, client)) = lab::with_traffic(&cond, "cubic", 6.0, None, 7, |topo| {
+    let (cubic, (server, client)) = lab::with_traffic(&cond, "cubic", 6.0, &[], 7, |topo| {
         std::thread::scope(|s| {
             let c = s.spawn(|| advise_in(&topo.client, 5.5));
             (advise_in(&topo.server, 5.5), c.join().unwrap())
@@ -91,7 +91,7 @@ fn lossy_cubic_path_predicts_the_lab_s_bbr_gain() {
     );
     assert_eq!(g.verdict, Verdict::EnableBbr, "{}", g.reason);
     let predicted = g.prediction.as_ref().unwrap().gain.estimate;
-    let (bbr, ()) = lab::with_traffic(&cond, "bbr", 4.0, None, 8, |_| ());
+    let (bbr, ()) = lab::with_traffic(&cond, "bbr", 4.0, &[], 8, |_| ());
     let measured = bbr.bits_per_second / cubic.bits_per_second;
     println!(
         "min RTT {rtt:.3} ms, loss {loss:.4} (n {n}), predicted BBR/CUBIC {predicted:.2}, measured {measured:.2} ({:.1} / {:.1} Mbit/s)",
@@ -118,8 +118,8 @@ fn no_loss_gives_no_gain() {
     // A receive buffer that starts large: receive-window autotuning lagging
     // behind slow start made one run rwnd-limited 49 % of the time, which
     // is another verdict's business (tested below).
-    let big = Some("4096 8388608 67108864");
-    let (_, server) = lab::with_traffic(&cond, "cubic", 4.0, big, 9, |topo| {
+    let big = [("client", "net/ipv4/tcp_rmem", "4096 8388608 67108864")];
+    let (_, server) = lab::with_traffic(&cond, "cubic", 4.0, &big, 9, |topo| {
         advise_in(&topo.server, 3.5)
     });
     let g = client_group(&server);
@@ -131,10 +131,14 @@ fn no_loss_gives_no_gain() {
 fn small_client_receive_buffer_gives_rwnd_limited() {
     let _g = serial();
     let cond = lab::condition(10, 0.0, RATE);
-    let (t, server) =
-        lab::with_traffic(&cond, "cubic", 4.0, Some("4096 32768 32768"), 10, |topo| {
-            advise_in(&topo.server, 3.5)
-        });
+    let (t, server) = lab::with_traffic(
+        &cond,
+        "cubic",
+        4.0,
+        &[("client", "net/ipv4/tcp_rmem", "4096 32768 32768")],
+        10,
+        |topo| advise_in(&topo.server, 3.5),
+    );
     let g = client_group(&server);
     assert!(
         t.bits_per_second < 0.5 * RATE as f64,
@@ -142,4 +146,22 @@ fn small_client_receive_buffer_gives_rwnd_limited() {
     );
     assert_eq!(g.verdict, Verdict::RwndLimited, "{}", g.reason);
     assert!(g.limited.unwrap().rwnd > 0.5, "{:?}", g.limited);
+}
+
+#[test]
+#[ignore = "needs root"]
+fn small_server_send_buffer_gives_sndbuf_limited() {
+    let _g = serial();
+    let cond = lab::condition(10, 0.0, RATE);
+    let small = [("server", "net/ipv4/tcp_wmem", "4096 16384 16384")];
+    let (t, server) = lab::with_traffic(&cond, "cubic", 4.0, &small, 13, |topo| {
+        advise_in(&topo.server, 3.5)
+    });
+    let g = client_group(&server);
+    assert!(
+        t.bits_per_second < 0.5 * RATE as f64,
+        "the send buffer, not the link, limits"
+    );
+    assert_eq!(g.verdict, Verdict::SndbufLimited, "{}", g.reason);
+    assert_eq!(g.action, Some("sudo bbrkit enable --tune"));
 }

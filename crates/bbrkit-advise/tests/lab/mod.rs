@@ -22,24 +22,31 @@ pub fn condition(delay_ms: u64, loss: f64, rate_bps: u64) -> Condition {
     }
 }
 
-/// Builds a lab, optionally sets the client namespace's `tcp_rmem`
-/// (a small receive buffer), and runs one `cc` flow for `secs` while
-/// `during` runs on another thread with the topology (enter a namespace
-/// with `topo.server.run(..)`). Returns the lab's result and `during`'s.
+/// A namespace sysctl to write before the run: (`"client"` or `"server"`,
+/// key under `/proc/sys`, value), e.g. a small client `net/ipv4/tcp_rmem`.
+pub type Sysctl<'a> = (&'a str, &'a str, &'a str);
+
+/// Builds a lab, writes `sysctls` inside its namespaces, and runs one `cc`
+/// flow for `secs` while `during` runs on another thread with the topology
+/// (enter a namespace with `topo.server.run(..)`). Returns the lab's result
+/// and `during`'s.
 pub fn with_traffic<T: Send>(
     cond: &Condition,
     cc: &str,
     secs: f64,
-    client_rmem: Option<&str>,
+    sysctls: &[Sysctl<'_>],
     seed: u64,
     during: impl FnOnce(&Topology) -> T + Send,
 ) -> (TestResult, T) {
     let topo = Topology::build(&format!("bbrkadv{}", std::process::id()), 1500, false)
         .expect("build the lab");
-    if let Some(rmem) = client_rmem {
-        topo.client
-            .run(|| topo.client.write_sysctl("net/ipv4/tcp_rmem", rmem))
-            .expect("client tcp_rmem");
+    for &(side, key, value) in sysctls {
+        let ns = if side == "client" {
+            &topo.client
+        } else {
+            &topo.server
+        };
+        ns.run(|| ns.write_sysctl(key, value)).expect("lab sysctl");
     }
     let kind = condition_emulator(
         EmulatorKind::Auto,
