@@ -214,3 +214,136 @@ fn network(g: &Group, p: &Prediction, cc: &str, lower_bound: bool) -> Advice {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::{Interval, Limited};
+    use crate::predict::PerAlgorithm;
+
+    fn interval(estimate: f64, low: f64, high: f64) -> Interval {
+        Interval {
+            low,
+            estimate,
+            high,
+        }
+    }
+
+    fn group(sent: u64, received: u64, limited: Option<Limited>, cc: &str) -> Group {
+        Group {
+            prefix: "192.0.2.0/24".into(),
+            connections: 3,
+            bytes_sent: sent,
+            bytes_received: received,
+            segments_sent: 10_000,
+            segments_retransmitted: 200,
+            min_rtt_us: Some(10_000),
+            mean_srtt_us: Some(10_200.0),
+            loss: Some(interval(0.02, 0.017, 0.023)),
+            limited,
+            throughput_bits_per_second: Some(8e6),
+            max_delivery_rate_bits_per_second: Some(20e6),
+            cc: [(cc.to_string(), 3)].into(),
+            main_cc: Some(cc.into()),
+        }
+    }
+
+    fn limited(rwnd: f64, sndbuf: f64, app: f64) -> Option<Limited> {
+        Some(Limited {
+            rwnd,
+            sndbuf,
+            app,
+            network: 1.0 - rwnd - sndbuf - app,
+            observed_s: 30.0,
+        })
+    }
+
+    fn prediction(gain: Interval) -> Prediction {
+        let x = interval(1e6, 1e6, 1e6);
+        Prediction {
+            bits_per_second: PerAlgorithm {
+                cubic: x,
+                bbr: x,
+                bbr3: x,
+            },
+            baseline: "cubic",
+            baseline_bits_per_second: x,
+            gain,
+            gain_bbr3: gain,
+            simulated_s: 3.0,
+            simulated_bits_per_second: 100_000_000,
+            runs: 9,
+        }
+    }
+
+    #[test]
+    fn order_of_the_rules() {
+        let big = prediction(interval(10.0, 8.0, 12.0));
+        let net = limited(0.0, 0.0, 0.01);
+        let v = |g: &Group, p: Option<&Prediction>| decide(g, p, false, 1_000_000).verdict;
+        assert_eq!(
+            v(&group(10, 10, net, "cubic"), Some(&big)),
+            Verdict::InsufficientData
+        );
+        assert_eq!(
+            v(&group(1, 5_000_000, net, "cubic"), Some(&big)),
+            Verdict::ReceiverSide
+        );
+        let g = group(9_000_000, 0, limited(0.6, 0.0, 0.0), "cubic");
+        assert_eq!(
+            v(&g, Some(&big)),
+            Verdict::RwndLimited,
+            "a limit beats the loss"
+        );
+        let g = group(9_000_000, 0, limited(0.1, 0.5, 0.2), "cubic");
+        assert_eq!(v(&g, Some(&big)), Verdict::SndbufLimited);
+        assert_eq!(
+            decide(&g, None, false, 0).action,
+            Some("sudo bbrkit enable --tune")
+        );
+        let g = group(9_000_000, 0, limited(0.0, 0.0, 0.7), "cubic");
+        assert_eq!(v(&g, Some(&big)), Verdict::AppLimited);
+        let g = group(9_000_000, 0, limited(0.3, 0.0, 0.0), "cubic");
+        assert_eq!(
+            v(&g, Some(&big)),
+            Verdict::EnableBbr,
+            "the network took 70 %"
+        );
+        assert_eq!(
+            v(&group(9_000_000, 0, net, "bbr"), Some(&big)),
+            Verdict::NoGain
+        );
+        assert_eq!(
+            v(&group(9_000_000, 0, net, "cubic"), None),
+            Verdict::InsufficientData
+        );
+        assert_eq!(
+            v(&group(9_000_000, 0, None, "cubic"), Some(&big)),
+            Verdict::EnableBbr
+        );
+    }
+
+    #[test]
+    fn enable_bbr_needs_the_lower_bound_of_the_gain() {
+        let g = group(9_000_000, 0, limited(0.0, 0.0, 0.0), "cubic");
+        let wide = prediction(interval(1.5, 1.1, 1.9));
+        let a = decide(&g, Some(&wide), false, 0);
+        assert_eq!(a.verdict, Verdict::NoGain, "{}", a.reason);
+        assert!(a.reason.contains("lower bound 1.10x"), "{}", a.reason);
+        assert_eq!(a.action, None);
+        let sure = prediction(interval(1.5, 1.2, 1.9));
+        let a = decide(&g, Some(&sure), true, 0);
+        assert_eq!(a.verdict, Verdict::EnableBbr);
+        assert!(a.reason.contains("at least 1.5x"), "{}", a.reason);
+        assert_eq!(a.action, Some("sudo bbrkit enable"));
+        let mut queue = g.clone();
+        queue.mean_srtt_us = Some(15_000.0);
+        let a = decide(&queue, Some(&prediction(interval(1.0, 1.0, 1.0))), false, 0);
+        assert!(
+            a.reason
+                .starts_with("it fills a queue (mean RTT 15.0 ms over min 10.0 ms)"),
+            "{}",
+            a.reason
+        );
+    }
+}
