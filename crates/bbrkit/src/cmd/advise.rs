@@ -172,11 +172,12 @@ fn header(r: &Report, args: &Args, analysis_s: f64) -> String {
         None => "capacity assumed = highest delivery rate seen per group, so BBR's gains are lower bounds (give --path-rate)".into(),
     };
     format!(
-        "bbrkit advise: {} censuses over {:.1} s (every {}), {} connections, census {:.1} ms mean / {:.1} ms max (up to {} sockets), analysis {:.2} s\n{capacity}\n\n",
+        "bbrkit advise: {} censuses over {:.1} s (every {}), {} connection{}, census {:.1} ms mean / {:.1} ms max (up to {} sockets), analysis {:.2} s\n{capacity}\n\n",
         s.sweeps,
         s.elapsed_s,
         humantime(args.interval),
         r.connections,
+        if r.connections == 1 { "" } else { "s" },
         s.mean_census_ms,
         s.max_census_ms,
         s.max_sockets,
