@@ -55,9 +55,6 @@ pub fn parse_states(text: &str) -> Result<StateSet, String> {
     Ok(set)
 }
 
-/// The kernel's registered algorithms, from which every socket's comes.
-const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
-
 /// Refuses a `--cc` that no socket can have: a name the kernel has not
 /// registered (a typo such as `bbr2`). Skipped when the list cannot be read.
 fn check_cc(cc: &str, available: Option<&str>) -> anyhow::Result<()> {
@@ -79,7 +76,13 @@ fn check_cc(cc: &str, available: Option<&str>) -> anyhow::Result<()> {
 /// Runs `bbrkit conns`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if let Some(cc) = &args.cc {
-        check_cc(cc, std::fs::read_to_string(AVAILABLE).ok().as_deref())?;
+        check_cc(
+            cc,
+            bbrkit_diag::algorithms::available()
+                .ok()
+                .map(|a| a.join(" "))
+                .as_deref(),
+        )?;
     }
     let filter = Filter {
         states: args.state,
