@@ -22,6 +22,8 @@
 //! - [`qdisc::list`]: every interface's root qdisc through rtnetlink;
 //! - [`facts::gather`]: the small set of host facts a metrics exporter wants.
 
+#![forbid(unsafe_code)]
+
 pub mod atomic;
 pub mod check;
 pub mod doctor;

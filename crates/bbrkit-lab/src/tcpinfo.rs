@@ -41,6 +41,8 @@ pub fn sample(sock: &impl AsRawFd, t_s: f64) -> io::Result<TcpSample> {
     // SAFETY: zeroed tcp_info is valid; the kernel fills at most `len` bytes.
     let mut info: libc::tcp_info = unsafe { zeroed() };
     let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes, and the kernel writes at
+    // most `len` bytes and stores the length in `len`.
     let rc = unsafe {
         libc::getsockopt(
             sock.as_raw_fd(),
@@ -79,16 +81,7 @@ pub fn congestion(sock: &impl AsFd) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
-/// CPU time consumed so far by the calling thread, in seconds.
-pub fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
-}
+pub use crate::clock::thread_cpu_s;
 
 /// Congestion-control algorithms the kernel offers.
 pub fn available_algorithms() -> io::Result<Vec<String>> {

@@ -26,6 +26,7 @@ const NS_TUNING: &[&str] = &[
 
 fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
+        // SAFETY: unshare(2) affects only this (test) thread.
         let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
         assert_eq!(
             rc,
@@ -129,6 +130,7 @@ fn root_str(d: &tempfile::TempDir) -> String {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -311,6 +313,8 @@ fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
 }
 
 fn lo_up() {
+    // SAFETY: a socket and an ifreq that outlive the ioctl; the descriptor
+    // is closed once.
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
         assert!(fd >= 0);
@@ -785,6 +789,7 @@ fn doctor_finds_namespaces_that_kept_another_default() {
     let other = if init_cc == "reno" { "bbr" } else { "reno" };
     let (tx, rx) = std::sync::mpsc::channel();
     let holder = std::thread::spawn(move || {
+        // SAFETY: unshare(2) affects only this (test) thread.
         let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
         assert_eq!(rc, 0);
         sysctl_set(CC, other);
