@@ -17,6 +17,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::root::missing_dirs;
 use crate::{HostError, Root};
 
 /// How long `enable` and `rollback` wait for another one to finish.
@@ -108,16 +109,6 @@ fn holder(path: &Path) -> String {
         Some((pid, command)) => format!("pid {pid} ({command})"),
         None => "another bbrkit that has not said who it is yet".into(),
     }
-}
-
-fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = dir
-        .ancestors()
-        .take_while(|p| !p.exists())
-        .map(Path::to_path_buf)
-        .collect();
-    out.reverse();
-    out
 }
 
 fn permission(path: &Path, e: std::io::Error) -> HostError {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::precedence::{self, Overlay};
 use crate::qdisc::{self, InterfaceQdisc};
+use crate::root::missing_dirs;
 use crate::state::InterfaceImage;
 use crate::{HostError, KEY_CC, KEY_QDISC, Root, env, kernel, sysctl};
 
@@ -433,17 +434,6 @@ fn key_result(s: &Setting, opts: &Options) -> KeyResult {
         runtime,
         detail,
     }
-}
-
-/// The directories on the way to `dir` that do not exist yet, outermost first.
-fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = dir
-        .ancestors()
-        .take_while(|p| !p.exists())
-        .map(Path::to_path_buf)
-        .collect();
-    out.reverse();
-    out
 }
 
 /// `dir`, or its nearest existing ancestor, is writable by this process.
