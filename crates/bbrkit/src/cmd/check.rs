@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use bbrkit_host::Root;
 use bbrkit_host::check::CheckReport;
 
-use crate::{Global, Outcome, emit, print_json};
+use crate::{Global, Outcome, print_report};
 
 /// Arguments of `bbrkit check`.
 #[derive(Debug, clap::Args)]
@@ -20,14 +20,12 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::check::inspect(&root);
-    if global.json {
-        print_json(&r)?;
-    } else {
+    print_report(global, &r, |r| {
         let mut out = Lines::default();
-        kernel_lines(&r, &mut out);
-        environment_lines(&r, &mut out);
-        emit(&out.0)?;
-    }
+        kernel_lines(r, &mut out);
+        environment_lines(r, &mut out);
+        out.0
+    })?;
     Ok(Outcome::Ok)
 }
 

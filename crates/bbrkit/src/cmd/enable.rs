@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use bbrkit_host::enable::{BootWinner, EnableReport, Options, QdiscChoice, RuntimeStatus};
 
-use crate::{Global, Outcome, emit, print_json};
+use crate::{Global, Outcome, print_report};
 
 /// `--qdisc` values.
 #[derive(Debug, Clone, Copy)]
@@ -78,17 +78,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         force: args.force,
     };
     let r = bbrkit_host::enable::run(&root, &opts)?;
-    let outcome = if r.problem {
-        Outcome::Problem
-    } else {
-        Outcome::Ok
-    };
-    if global.json {
-        print_json(&r)?;
-    } else {
-        emit(&render(&r))?;
-    }
-    Ok(outcome)
+    print_report(global, &r, render)?;
+    Ok(Outcome::from_problem(r.problem))
 }
 
 /// The human lines: keys, notes, the file, boot winners, interfaces, outcome.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use bbrkit_host::Root;
 use bbrkit_host::rollback::RollbackReport;
 
-use crate::{Global, Outcome, emit, print_json};
+use crate::{Global, Outcome, print_report};
 
 /// Arguments of `bbrkit rollback`.
 #[derive(Debug, clap::Args)]
@@ -28,17 +28,8 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::rollback::run(&root, args.dry_run, args.no_apply)?;
-    let outcome = if r.problem {
-        Outcome::Problem
-    } else {
-        Outcome::Ok
-    };
-    if global.json {
-        print_json(&r)?;
-    } else {
-        emit(&render(&r))?;
-    }
-    Ok(outcome)
+    print_report(global, &r, render)?;
+    Ok(Outcome::from_problem(r.problem))
 }
 
 fn render(r: &RollbackReport) -> String {
