@@ -357,7 +357,13 @@ fn kernel_error_message_is_reported_with_errno() {
     b.extend_from_slice(&[0; 16]);
     let e = parse(&b).unwrap_err();
     assert!(matches!(e, DiagError::Kernel { .. }));
-    assert!(e.to_string().contains("Operation not permitted"), "{e}");
+    let chain = bbrkit_diag::error_chain(&e);
+    assert!(chain.contains("Operation not permitted"), "{chain}");
+    assert_eq!(
+        chain.matches("os error").count(),
+        1,
+        "the errno once: {chain}"
+    );
 }
 
 #[test]

@@ -292,6 +292,42 @@ pub fn gather(root: &Root) -> KernelFacts {
     k
 }
 
+/// `tcp_*.ko` modules on disk that are not registered yet (autoloaded
+/// when chosen), sorted.
+fn loadable_cc(tree: &ModTree, available: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(tree.dir.join("kernel/net/ipv4"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    let name = n.strip_prefix("tcp_")?.split(".ko").next()?.to_string();
+                    (n.contains(".ko")
+                        && !name.is_empty()
+                        && !available.contains(&name)
+                        && name != "diag")
+                        .then_some(name)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The BBR module's version from `/sys`, with its evidence.
+fn bbr_module_version() -> (String, String) {
+    match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
+        Ok(v) => (
+            v.trim().to_string(),
+            format!("/sys/module/tcp_bbr/version = {}", v.trim()),
+        ),
+        Err(_) => (
+            "unknown".to_string(),
+            "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
+        ),
+    }
+}
+
 /// Like [`gather`] but without the sock_diag dump: the BBR version comes
 /// from `/sys/module/tcp_bbr/version` only, else `unknown`. For callers
 /// that do not need the version or take their own socket census
@@ -307,8 +343,8 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
         builtin: std::fs::read_to_string(dir.join("modules.builtin")).ok(),
         dir,
     };
-    let available_cc = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
-    let allowed_cc = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
+    let available_cc = bbrkit_diag::algorithms::available().unwrap_or_default();
+    let allowed_cc = bbrkit_diag::algorithms::allowed().unwrap_or_default();
     let bbr = feature(
         "bbr",
         "CONFIG_TCP_CONG_BBR",
@@ -318,59 +354,19 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
         &tree,
         Some(available_cc.iter().any(|c| c == "bbr")),
     );
-    let mut loadable_cc = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(tree.dir.join("kernel/net/ipv4")) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if let Some(rest) = n.strip_prefix("tcp_") {
-                let name = rest.split(".ko").next().unwrap_or("").to_string();
-                if n.contains(".ko")
-                    && !name.is_empty()
-                    && !available_cc.contains(&name)
-                    && name != "diag"
-                {
-                    loadable_cc.push(name);
-                }
-            }
-        }
-    }
-    loadable_cc.sort();
-    let (bbr_version, bbr_version_evidence) = match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
-        Ok(v) => (v.trim().to_string(), format!("/sys/module/tcp_bbr/version = {}", v.trim())),
-        Err(_) => (
-            "unknown".to_string(),
-            "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
-        ),
-    };
-    let qdiscs = vec![
-        feature(
-            "fq",
-            "CONFIG_NET_SCH_FQ",
-            "sch_fq",
-            "kernel/net/sched/sch_fq",
-            &cfg,
-            &tree,
-            None,
-        ),
-        feature(
-            "fq_codel",
-            "CONFIG_NET_SCH_FQ_CODEL",
-            "sch_fq_codel",
-            "kernel/net/sched/sch_fq_codel",
-            &cfg,
-            &tree,
-            None,
-        ),
-        feature(
-            "netem",
-            "CONFIG_NET_SCH_NETEM",
-            "sch_netem",
-            "kernel/net/sched/sch_netem",
-            &cfg,
-            &tree,
-            None,
-        ),
-    ];
+    let loadable_cc = loadable_cc(&tree, &available_cc);
+    let (bbr_version, bbr_version_evidence) = bbr_module_version();
+    let qdiscs = [
+        ("fq", "CONFIG_NET_SCH_FQ", "sch_fq"),
+        ("fq_codel", "CONFIG_NET_SCH_FQ_CODEL", "sch_fq_codel"),
+        ("netem", "CONFIG_NET_SCH_NETEM", "sch_netem"),
+    ]
+    .into_iter()
+    .map(|(name, config, module)| {
+        let path = format!("kernel/net/sched/{module}");
+        feature(name, config, module, &path, &cfg, &tree, None)
+    })
+    .collect();
     KernelFacts {
         release,
         config_source: cfg.source.clone(),

@@ -114,6 +114,18 @@ impl Root {
     }
 }
 
+/// The directories on the way to `dir` that do not exist yet, outermost
+/// first (what creating `dir` creates).
+pub(crate) fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|p| !p.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    out.reverse();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,6 +36,8 @@ struct IfReq {
 }
 
 fn ioctl(ifname: &str, cmd: u32, data: u32) -> io::Result<u32> {
+    // SAFETY: socket(2) with constant arguments; checked below and closed
+    // on every path.
     let sock = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if sock < 0 {
         return Err(io::Error::last_os_error());
@@ -48,6 +50,7 @@ fn ioctl(ifname: &str, cmd: u32, data: u32) -> io::Result<u32> {
     };
     let bytes = ifname.as_bytes();
     if bytes.len() >= libc::IFNAMSIZ {
+        // SAFETY: `sock` is our open descriptor, closed once.
         unsafe { libc::close(sock) };
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
@@ -55,6 +58,7 @@ fn ioctl(ifname: &str, cmd: u32, data: u32) -> io::Result<u32> {
     // SAFETY: `req` is a valid ifreq whose data points at a live ethtool_value.
     let rc = unsafe { libc::ioctl(sock, libc::SIOCETHTOOL, &mut req) };
     let err = io::Error::last_os_error();
+    // SAFETY: `sock` is our open descriptor, closed once.
     unsafe { libc::close(sock) };
     if rc < 0 {
         return Err(err);

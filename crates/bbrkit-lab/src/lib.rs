@@ -8,6 +8,7 @@
 
 pub mod blast;
 pub mod cleanup;
+pub mod clock;
 pub mod emulator;
 pub mod error;
 pub mod ethtool;

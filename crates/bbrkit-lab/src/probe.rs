@@ -40,15 +40,7 @@ pub struct ProbeResult {
 /// Most probes in one series (ICMP sequence numbers are 16 bits).
 pub const MAX_PROBES: u64 = 65_000;
 
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use crate::clock::realtime_ns;
 
 fn checksum(data: &[u8]) -> u16 {
     let mut sum = 0u32;
@@ -95,8 +87,10 @@ impl Icmp {
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let one: libc::c_int = 1;
+        // SAFETY: the option value is a live c_int and its size is passed.
         let rc = unsafe {
             libc::setsockopt(
                 raw,
@@ -112,6 +106,7 @@ impl Icmp {
         // Room for ~100 ms of replies at 10 000 probes/s, so a descheduled
         // prober does not lose answers in its own socket buffer.
         let size: libc::c_int = 4 << 20;
+        // SAFETY: the option value is a live c_int and its size is passed.
         unsafe {
             libc::setsockopt(
                 raw,
@@ -129,6 +124,8 @@ impl Icmp {
         let mut addr: libc::sockaddr_in = unsafe { zeroed() };
         addr.sin_family = libc::AF_INET as libc::sa_family_t;
         addr.sin_addr.s_addr = u32::from(to).to_be();
+        // SAFETY: `packet` and `addr` are live for the call, with their
+        // lengths passed; the kernel only reads them.
         let rc = unsafe {
             libc::sendto(
                 self.fd.as_raw_fd(),
@@ -160,6 +157,8 @@ impl Icmp {
         msg.msg_iovlen = 1;
         msg.msg_control = ctrl.as_mut_ptr().cast();
         msg.msg_controllen = size_of::<[u64; 8]>();
+        // SAFETY: `msg` points at `iov` (over `buf`) and `ctrl`, all live
+        // for the call and no larger than the lengths given.
         let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, 0) };
         if n <= 0 {
             return None;

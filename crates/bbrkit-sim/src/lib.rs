@@ -25,6 +25,8 @@
 //! assert!(report.flows[0].bits_per_second > 5e6);
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 pub mod delay;
 pub mod engine;

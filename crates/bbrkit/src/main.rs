@@ -148,6 +148,31 @@ fn usage_error(e: clap::Error) -> ExitCode {
     }
 }
 
+impl Outcome {
+    /// [`Outcome::Problem`] when a check found a problem, else [`Outcome::Ok`].
+    pub fn from_problem(problem: bool) -> Outcome {
+        if problem {
+            Outcome::Problem
+        } else {
+            Outcome::Ok
+        }
+    }
+}
+
+/// Prints a command's report: its JSON document with `--json`, else the
+/// human lines `render` makes of it; both through [`emit`].
+pub fn print_report<T: serde::Serialize>(
+    global: Global,
+    report: &T,
+    render: impl FnOnce(&T) -> String,
+) -> anyhow::Result<()> {
+    if global.json {
+        print_json(report)
+    } else {
+        emit(&render(report))
+    }
+}
+
 /// Prints `value` as the command's single JSON document.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     emit(&(serde_json::to_string_pretty(value)? + "\n"))

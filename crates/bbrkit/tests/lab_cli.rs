@@ -2,6 +2,8 @@
 //! and SIGKILL (+ `--cleanup`) leave nothing behind. Root tests run the real
 //! binary; its labs live in namespaces it creates and removes.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -143,6 +145,8 @@ fn host_links() -> Vec<String> {
 /// ignores (e.g. SIGHUP under nohup), the lab starts as from a terminal.
 fn bbrkit_default_signals() -> Command {
     let mut cmd = bbrkit();
+    // SAFETY: the closure runs in the forked child and only calls signal(2),
+    // which is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {
             for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -187,6 +191,7 @@ fn signal_leaves_nothing(sig: i32, code: i32) {
     let pid = child.id();
     let inodes = ns_inodes_of(pid);
     assert_eq!(inodes.len(), 3);
+    // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(pid as i32, sig) };
     let out = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -206,6 +211,7 @@ fn second_sigint_exits_at_once_leaving_nothing() {
     let child = start_named_lab();
     let pid = child.id();
     let inodes = ns_inodes_of(pid);
+    // SAFETY: kill(2) of our own child.
     unsafe {
         libc::kill(pid as i32, libc::SIGINT);
         libc::kill(pid as i32, libc::SIGINT);
@@ -263,6 +269,7 @@ fn signals_at_random_moments_leave_nothing() {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+        // SAFETY: kill(2) of our own child.
         unsafe { libc::kill(pid as i32, sig) };
         let out = child.wait_with_output().expect("wait");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -348,6 +355,7 @@ fn cleanup_removes_what_sigkill_left() {
             .iter()
             .any(|r| r.contains(&format!("bbrk{}-", running.id())))
     );
+    // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(running.id() as i32, libc::SIGINT) };
     let rid = running.id();
     assert_eq!(running.wait_with_output().unwrap().status.code(), Some(130));
@@ -473,17 +481,12 @@ fn unknown_algorithm_is_a_clear_error() {
 #[test]
 #[ignore = "needs root"]
 fn non_root_is_refused() {
-    let mut cmd = bbrkit();
-    cmd.args(["lab", "--runs", "1"]);
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let o = cmd.output().unwrap();
+    let nobody = common::NobodyBin::new();
+    let o = nobody
+        .command()
+        .args(["lab", "--runs", "1"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.starts_with("bbrkit: ") && e.contains("root"), "{e}");
@@ -498,6 +501,8 @@ fn no_namespaces_is_a_clear_error() {
     let links = host_links();
     let mut cmd = bbrkit();
     cmd.args(["lab", "--runs", "1", "--duration", "1s", "--netns-names"]);
+    // SAFETY: the closure runs in the forked child and only calls prctl(2),
+    // which is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {
             if libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0 {

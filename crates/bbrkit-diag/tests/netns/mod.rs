@@ -112,6 +112,7 @@ pub fn tcp_info(fd: &impl AsRawFd) -> (libc::tcp_info, Vec<u8>) {
     };
     assert_eq!(rc, 0);
     raw.truncate(len as usize);
+    // SAFETY: tcp_info is plain old data; all zeroes is a valid value.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let n = raw.len().min(std::mem::size_of::<libc::tcp_info>());
     // SAFETY: copies at most size_of::<tcp_info>() bytes into a POD struct.

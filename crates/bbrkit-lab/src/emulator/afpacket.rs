@@ -69,6 +69,8 @@ impl PacketSocket {
 
     fn open_proto(ifindex: u32, bypass_qdisc: bool, protocol: u16) -> io::Result<PacketSocket> {
         // Protocol 0 at creation: nothing is queued before bind() narrows it.
+        // SAFETY: socket(2) with constant arguments; the result is checked
+        // and owned by `fd` below.
         let raw = check(unsafe {
             libc::socket(
                 libc::AF_PACKET,
@@ -99,6 +101,8 @@ impl PacketSocket {
         addr.sll_family = libc::AF_PACKET as u16;
         addr.sll_protocol = protocol.to_be();
         addr.sll_ifindex = ifindex as i32;
+        // SAFETY: `addr` is an initialised sockaddr_ll and the length passed
+        // is its size; `raw` is our open socket.
         check(unsafe {
             libc::bind(
                 raw,
@@ -125,6 +129,7 @@ impl PacketSocket {
         // SAFETY: zeroed iovec/mmsghdr arrays are valid; each iovec points
         // into a live, exclusively borrowed buffer for the duration of the call.
         let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
+        // SAFETY: as above, a zeroed mmsghdr array is valid.
         let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
         let mut ctrl = [[0u64; 8]; BATCH];
         for i in 0..n {
@@ -135,6 +140,8 @@ impl PacketSocket {
             msgs[i].msg_hdr.msg_control = ctrl[i].as_mut_ptr().cast();
             msgs[i].msg_hdr.msg_controllen = size_of::<[u64; 8]>();
         }
+        // SAFETY: the first `n` headers point at live iovecs and control
+        // buffers set up above, all outliving the call.
         let rc = unsafe {
             libc::recvmmsg(
                 self.fd.as_raw_fd(),
@@ -182,6 +189,7 @@ impl PacketSocket {
         }
         // SAFETY: as in recv_batch; the buffers are only read by the kernel.
         let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
+        // SAFETY: a zeroed mmsghdr array is valid.
         let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
         for i in 0..n {
             iov[i].iov_base = frames[i].as_ptr() as *mut libc::c_void;
@@ -189,6 +197,8 @@ impl PacketSocket {
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
         }
+        // SAFETY: the first `n` headers point at live iovecs over frames
+        // that outlive the call; the kernel only reads them.
         let rc = unsafe {
             libc::sendmmsg(
                 self.fd.as_raw_fd(),
@@ -265,23 +275,5 @@ fn kernel_stamp(hdr: &libc::msghdr) -> Option<u64> {
     None
 }
 
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::clock::monotonic_ns;
+use crate::clock::realtime_ns;

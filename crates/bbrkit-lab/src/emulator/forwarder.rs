@@ -111,6 +111,7 @@ pub fn forward(
             // free list) and in bounds, so these slices never overlap.
             let mut bufs: [&mut [u8]; BATCH] = std::array::from_fn(|_| Default::default());
             for (b, &s) in bufs.iter_mut().zip(&picked[..k]) {
+                // SAFETY: see above: distinct, in-bounds slots of the pool.
                 *b = unsafe {
                     std::slice::from_raw_parts_mut(base.add(s as usize * slot_len), slot_len)
                 };

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use bbrkit_host::Root;
+use bbrkit_host::check::CheckReport;
 
-use crate::{Global, Outcome, print_json};
+use crate::{Global, Outcome, print_report};
 
 /// Arguments of `bbrkit check`.
 #[derive(Debug, clap::Args)]
@@ -19,13 +20,28 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::check::inspect(&root);
-    if global.json {
-        print_json(&r)?;
-        return Ok(Outcome::Ok);
+    print_report(global, &r, |r| {
+        let mut out = Lines::default();
+        kernel_lines(r, &mut out);
+        environment_lines(r, &mut out);
+        out.0
+    })?;
+    Ok(Outcome::Ok)
+}
+
+/// The human output, one `label   text` line at a time.
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    fn line(&mut self, label: &str, text: String) {
+        self.0.push_str(&format!("{label:<16}{text}\n"));
     }
+}
+
+fn kernel_lines(r: &CheckReport, out: &mut Lines) {
     let k = &r.kernel;
-    let e = &r.environment;
-    let line = |label: &str, text: String| println!("{label:<16}{text}");
+    let mut line = |label: &str, text: String| out.line(label, text);
     line(
         "kernel",
         format!(
@@ -86,6 +102,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             None => "absent in this network namespace: the host's setting applies".into(),
         },
     );
+}
+
+fn environment_lines(r: &CheckReport, out: &mut Lines) {
+    let e = &r.environment;
+    let mut line = |label: &str, text: String| out.line(label, text);
     for i in &r.interfaces {
         line(
             &format!("iface {}", i.name),
@@ -142,5 +163,4 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             e.proc_sys_evidence
         ),
     );
-    Ok(Outcome::Ok)
 }

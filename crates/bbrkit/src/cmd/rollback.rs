@@ -3,9 +3,12 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
+use std::fmt::Write as _;
 
-use crate::{Global, Outcome, print_json};
+use bbrkit_host::Root;
+use bbrkit_host::rollback::RollbackReport;
+
+use crate::{Global, Outcome, print_report};
 
 /// Arguments of `bbrkit rollback`.
 #[derive(Debug, clap::Args)]
@@ -25,29 +28,26 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::rollback::run(&root, args.dry_run, args.no_apply)?;
-    let outcome = if r.problem {
-        Outcome::Problem
-    } else {
-        Outcome::Ok
-    };
-    if global.json {
-        print_json(&r)?;
-        return Ok(outcome);
-    }
+    print_report(global, &r, render)?;
+    Ok(Outcome::from_problem(r.problem))
+}
+
+fn render(r: &RollbackReport) -> String {
     if r.nothing_to_roll_back {
-        println!(
-            "nothing to roll back: no before-image at {}",
+        return format!(
+            "nothing to roll back: no before-image at {}\n",
             r.before_image
         );
-        return Ok(outcome);
     }
+    let mut out = String::new();
     for (kind, list) in [
         ("file", &r.files),
         ("sysctl", &r.runtime),
         ("iface", &r.interfaces),
     ] {
         for a in list {
-            println!(
+            let _ = writeln!(
+                out,
                 "{kind} {}: {} ({})",
                 a.what,
                 a.action.replace('_', " "),
@@ -55,18 +55,20 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             );
         }
     }
-    if r.dry_run {
-        println!(
+    let _ = if r.dry_run {
+        writeln!(
+            out,
             "dry run: nothing changed; before-image kept at {}",
             r.before_image
-        );
+        )
     } else if r.problem {
-        println!(
+        writeln!(
+            out,
             "incomplete: before-image kept at {} for another try",
             r.before_image
-        );
+        )
     } else {
-        println!("rolled back: before-image {} removed", r.before_image);
-    }
-    Ok(outcome)
+        writeln!(out, "rolled back: before-image {} removed", r.before_image)
+    };
+    out
 }

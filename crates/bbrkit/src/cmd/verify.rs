@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use bbrkit_host::Root;
 
-use crate::{Global, Outcome, print_json};
+use crate::{Global, Outcome, print_report};
 
 /// Arguments of `bbrkit verify`.
 #[derive(Debug, clap::Args)]
@@ -22,12 +22,8 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let r = bbrkit_host::verify::run(&root, args.cc.as_deref())?;
-    if global.json {
-        print_json(&r)?;
-    } else {
-        for c in &r.checks {
-            println!("{}", c.line());
-        }
-    }
-    Ok(if r.ok { Outcome::Ok } else { Outcome::Problem })
+    print_report(global, &r, |r| {
+        r.checks.iter().map(|c| c.line() + "\n").collect()
+    })?;
+    Ok(Outcome::from_problem(!r.ok))
 }
