@@ -32,6 +32,7 @@ pub mod reno;
 pub mod tcp;
 pub mod testing;
 pub mod time;
+pub mod transport;
 
 pub use algorithm::{Algorithm, AnyController, UnknownAlgorithm};
 pub use controller::{CongestionControl, Status};

@@ -5,7 +5,7 @@
 use bbrkit_cc::{Algorithm, Duration};
 
 use crate::loss::LossModel;
-use crate::packet::HEADER_BYTES;
+use bbrkit_cc::transport::HEADER_BYTES;
 
 /// Linux's default MSS on a 1500-byte Ethernet path with timestamps.
 pub const DEFAULT_MSS: u32 = 1448;

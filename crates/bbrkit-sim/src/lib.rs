@@ -2,8 +2,9 @@
 //!
 //! Owns virtual time ([`engine`]), the bottleneck link and its drop-tail
 //! queue ([`link`]), loss models ([`loss`]), propagation delay ([`delay`]),
-//! the TCP-like sender and receiver ([`sender`], [`receiver`]) that drive the
-//! `bbrkit-cc` controllers the way Linux `tcp_ack` does, run configuration
+//! flows running `bbrkit-cc`'s one TCP transport ([`bbrkit_cc::transport`]:
+//! the sender and receiver that drive the controllers the way Linux
+//! `tcp_ack` does), run configuration
 //! ([`config`]), the world and its event loop ([`sim`]) and results
 //! ([`report`]). Must never touch the host: no wall clock, no files, no
 //! sockets, no global randomness. Same inputs and seed give byte-identical
@@ -31,16 +32,11 @@ pub mod engine;
 pub mod histogram;
 pub mod link;
 pub mod loss;
-pub mod packet;
-pub mod ranges;
-pub mod receiver;
 pub mod report;
-pub mod rtt;
-pub mod sender;
 pub mod sim;
 pub mod validation;
 
 pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, SimConfig};
 pub use loss::LossModel;
 pub use report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
-pub use sim::{Simulation, run};
+pub use sim::{Sender, Simulation, run};

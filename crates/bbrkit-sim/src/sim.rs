@@ -11,19 +11,23 @@
 //! Random streams (one [`SeededRng`] each, all from the run's seed): stream 1
 //! the data-path loss, stream 2 the ACK loss, stream `1000 + i` flow `i`'s
 //! controller. Owns the wiring only: transport behaviour lives in
-//! [`crate::sender`] and [`crate::receiver`]. Must never read a clock.
+//! [`bbrkit_cc::transport`] (its `Sender` and `Receiver`, the same code the
+//! controllers' tests run). Must never read a clock.
 
-use bbrkit_cc::{CaState, Duration, Instant, SeededRng};
+use bbrkit_cc::transport::{AckPacket, DataPacket, Receiver, SenderConfig, seg_len};
+use bbrkit_cc::{AnyController, CaState, Duration, Instant, SeededRng};
 
 use crate::config::{ConfigError, SimConfig};
 use crate::delay::DelayLine;
 use crate::engine::{EventQueue, Timer};
+use crate::histogram::Histogram;
 use crate::link::Link;
 use crate::loss::{Dropper, LossModel};
-use crate::packet::{AckPacket, DataPacket};
-use crate::receiver::Receiver;
 use crate::report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
-use crate::sender::{Sender, SenderConfig, seg_len};
+
+/// The transport sender as the simulator runs it: any of the five
+/// controllers, picked by name.
+pub type Sender = bbrkit_cc::transport::Sender<AnyController>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -47,6 +51,8 @@ struct Timers {
 
 struct Flow {
     sender: Sender,
+    /// RTT samples (per ACK, of the newest delivered segment), ns.
+    rtt: Histogram,
     receiver: Receiver,
     fwd: DelayLine<DataPacket>,
     rev: DelayLine<AckPacket>,
@@ -112,18 +118,21 @@ impl Simulation {
                 let extra_half = f.extra_rtt / 2;
                 let fwd = half + extra_half;
                 let rev = (cfg.path.rtt - half) + (f.extra_rtt - extra_half);
-                let rng = Box::new(SeededRng::new(cfg.seed, 1000 + u64::from(i)));
+                let rng: Box<dyn bbrkit_cc::Random + Send> =
+                    Box::new(SeededRng::new(cfg.seed, 1000 + u64::from(i)));
                 let scfg = SenderConfig {
-                    mss: cfg.mss,
                     size: f.size,
                     pace_loss_based: cfg.pace_loss_based,
                     rwnd: cfg.rwnd,
                     init_cwnd: cfg.init_cwnd,
+                    ..SenderConfig::bulk(cfg.mss)
                 };
+                let alg = f.algorithm;
                 let start = t0 + f.start;
                 q.schedule(start, Ev::Start(i));
                 Flow {
-                    sender: Sender::new(i, f.algorithm, rng, scfg, start),
+                    sender: Sender::new(i, scfg, start, |tcp| alg.build(tcp, rng)),
+                    rtt: Histogram::default(),
                     receiver: Receiver::new(i, cfg.delack),
                     fwd: DelayLine::new(fwd),
                     rev: DelayLine::new(rev),
@@ -250,7 +259,10 @@ impl Simulation {
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::AckArrive(f));
                 }
-                fl.sender.on_ack(now, &a, &mut self.out);
+                let outcome = fl.sender.on_ack(now, &a, &mut self.out);
+                if let Some(r) = outcome.rtt {
+                    fl.rtt.record(r.as_nanos() as u64);
+                }
                 self.after_sender(now, f);
             }
             Ev::Rto(f) => {
@@ -426,7 +438,7 @@ impl Simulation {
                     random_drops: fl.random_drops,
                     rtos: s.stats.rtos,
                     recoveries: s.stats.recoveries,
-                    rtt_ms: Percentiles::from_ns(&s.stats.rtt),
+                    rtt_ms: Percentiles::from_ns(&fl.rtt),
                     fct_s: fct,
                     share: 0.0,
                     ratio: None,
