@@ -15,7 +15,7 @@
 //! Run: `cargo bench -p bbrkit-cc --bench per_ack -- --quick`
 
 use bbrkit_cc::rate::RateSample;
-use bbrkit_cc::testing::{Driver, PathConfig, random_loss};
+use bbrkit_cc::testing::{Driver, TestPath, random_loss};
 use bbrkit_cc::{
     AckSample, Algorithm, AnyController, CaState, CongestionControl, Instant, SeededRng, Tcp,
 };
@@ -32,13 +32,13 @@ struct Rec {
     rs: RateSample,
 }
 
-fn cfg() -> PathConfig {
-    PathConfig {
+fn cfg() -> TestPath {
+    TestPath {
         rate_bps: 100_000_000,
         base_rtt: Duration::from_millis(20),
         queue_limit: 250,
         record_trace: false,
-        ..PathConfig::default()
+        ..TestPath::default()
     }
 }
 

@@ -182,8 +182,6 @@ pub struct Sender<C> {
     /// The current (or next) episode ends in undo ([`Sender::mark_spurious`]).
     undo_next_exit: bool,
     cwnd_usage_seq: u64,
-    max_packets_out: u32,
-    cwnd_limited: bool,
     wstamp: Instant,
     data_segs_out: u64,
     last_rs: Option<RateSample>,
@@ -261,8 +259,6 @@ impl<C: CongestionControl> Sender<C> {
             prior_ssthresh: 0,
             undo_next_exit: false,
             cwnd_usage_seq: 0,
-            max_packets_out: 0,
-            cwnd_limited: false,
             wstamp: now,
             data_segs_out: 0,
             last_rs: None,

@@ -102,7 +102,6 @@ impl<C: CongestionControl> Sender<C> {
         if rs.delivered.is_some() && rs.interval.is_some() {
             self.last_rs = Some(rs);
         }
-        self.tcp.is_cwnd_limited = self.is_cwnd_limited();
         self.cong_control(&rs, newly_delivered, newly_lost, una_advanced);
 
         // 7. Timers and transmission.

@@ -14,19 +14,20 @@ use crate::tcp::{CaEvent, CaState};
 use crate::time::{Duration, Instant};
 
 impl<C: CongestionControl> Sender<C> {
-    /// Linux `tcp_is_cwnd_limited`.
-    pub(super) fn is_cwnd_limited(&self) -> bool {
-        if self.cwnd_limited {
-            return true;
-        }
-        self.tcp.in_slow_start() && self.tcp.snd_cwnd < 2 * self.max_packets_out
-    }
-
-    /// Linux `tcp_cwnd_validate`'s bookkeeping.
+    /// Linux `tcp_cwnd_validate` (6.x): keep the strongest signal of how
+    /// fully the window is used. Once a window is cwnd-limited the raw
+    /// `tp->is_cwnd_limited` stays set until `snd_una` passes the window's
+    /// end (`cwnd_usage_seq`); otherwise `max_packets_out` tracks the most
+    /// packets out. Controllers read the raw flag (BBR) or the helper
+    /// [`crate::Tcp::tcp_is_cwnd_limited`] (Reno, CUBIC), as in the kernel.
     fn cwnd_validate(&mut self, limited: bool) {
-        if self.una >= self.cwnd_usage_seq || (limited && !self.cwnd_limited) {
-            self.cwnd_limited = limited;
-            self.max_packets_out = self.tcp.packets_out;
+        let t = &mut self.tcp;
+        if self.una >= self.cwnd_usage_seq
+            || limited
+            || (!t.is_cwnd_limited && t.packets_out > t.max_packets_out)
+        {
+            t.is_cwnd_limited = limited;
+            t.max_packets_out = t.packets_out;
             self.cwnd_usage_seq = self.nxt;
         }
     }
