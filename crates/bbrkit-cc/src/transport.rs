@@ -325,6 +325,17 @@ impl<C: CongestionControl> Sender<C> {
         }
     }
 
+    /// The application has `segs` segments ready beyond what was sent
+    /// (`None`: unlimited), replacing what it had written before.
+    pub fn set_unsent(&mut self, segs: Option<u64>) {
+        self.total_segs = segs.map(|n| self.nxt + n);
+    }
+
+    /// Change the receive window (bytes; `None` = unlimited).
+    pub fn set_rwnd(&mut self, rwnd: Option<u64>) {
+        self.cfg.rwnd = rwnd;
+    }
+
     /// Segments written by the application and not yet sent.
     pub fn unsent_segs(&self) -> u64 {
         self.total_segs.map_or(u64::MAX, |t| t - self.nxt)

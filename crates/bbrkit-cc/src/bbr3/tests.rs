@@ -1318,7 +1318,7 @@ fn lost_packet_while_probing_sets_inflight_hi_where_loss_crossed_two_percent() {
     assert_eq!(s.bbr.loss_round_delivered, s.tcp.delivered);
 }
 
-/// A transport generic over `C: CongestionControl` (like `testing::Sender`)
+/// A transport generic over `C: CongestionControl` (like `transport::Sender`)
 /// reaches `bbr_skb_marked_lost` through the trait hook, not a no-op default.
 #[test]
 fn skb_marked_lost_reaches_bbr3_through_the_trait() {
