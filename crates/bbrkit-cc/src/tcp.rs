@@ -59,6 +59,10 @@ pub enum CaEvent {
     EcnNoCe,
     /// ECN: an ACK echoing CE (`CA_EVENT_ECN_IS_CE`).
     EcnIsCe,
+    /// A tail-loss probe repaired a loss (google/bbr v3
+    /// `CA_EVENT_TLP_RECOVERY`; `tcp.tlp_orig_data_app_limited` says
+    /// whether the probed data was sent app-limited).
+    TlpRecovery,
 }
 
 /// Linux `struct ack_sample`, passed to `pkts_acked` once per ACK that
@@ -94,6 +98,9 @@ pub struct Tcp {
     /// BBRv3 reads this flag itself; Reno and CUBIC ask
     /// [`Tcp::tcp_is_cwnd_limited`], which adds the slow-start clause.
     pub is_cwnd_limited: bool,
+    /// Whether the data a tail-loss probe retransmitted had been sent
+    /// app-limited (google/bbr v3 `tp->tlp_orig_data_app_limited`).
+    pub tlp_orig_data_app_limited: bool,
     /// Most packets out during the last window of sends
     /// (`tp->max_packets_out`, kept in `tcp_cwnd_validate`).
     pub max_packets_out: u32,
@@ -181,6 +188,7 @@ impl Tcp {
             snd_cwnd_clamp: u32::MAX,
             is_cwnd_limited: false,
             max_packets_out: 0,
+            tlp_orig_data_app_limited: false,
             prior_cwnd: 0,
             packets_out: 0,
             sacked_out: 0,

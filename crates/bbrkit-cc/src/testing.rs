@@ -93,6 +93,9 @@ pub struct TestPath {
     pub ecn_threshold: Option<usize>,
     /// Linux `tcp_slow_start_after_idle`.
     pub slow_start_after_idle: bool,
+    /// Tail loss probes (off by default here, so a tail loss ends in the
+    /// RTO the controllers' tests expect; Linux and `bbrkit sim` probe).
+    pub tlp: bool,
     /// Record a [`TraceEvent`] per ACK and RTO in [`Driver::trace`].
     pub record_trace: bool,
 }
@@ -111,6 +114,7 @@ impl Default for TestPath {
             app: App::Bulk,
             ecn_threshold: None,
             slow_start_after_idle: true,
+            tlp: false,
             record_trace: true,
         }
     }
@@ -258,6 +262,7 @@ impl<C: CongestionControl> Driver<C> {
             pace_loss_based: cfg.pacing == Pacing::On,
             slow_start_after_idle: cfg.slow_start_after_idle,
             app_writes: matches!(cfg.app, App::OnOff { .. }),
+            tlp: cfg.tlp,
             ..SenderConfig::bulk(cfg.mss)
         };
         let mut sender = Sender::with_tcp(0, scfg, tcp, build);
@@ -338,6 +343,7 @@ impl<C: CongestionControl> Driver<C> {
                 self.to_sender.front().map(|e| e.0),
                 s.rto_deadline,
                 s.reo_deadline,
+                s.tlp_deadline,
                 s.pace_deadline,
                 self.receiver.delack_deadline,
                 self.app_wake,
@@ -384,6 +390,10 @@ impl<C: CongestionControl> Driver<C> {
         }
         if self.sender.reo_deadline.is_some_and(|t| t <= now) {
             self.sender.on_reo_timer(now, &mut self.out);
+            self.transmit_out();
+        }
+        if self.sender.tlp_deadline.is_some_and(|t| t <= now) {
+            self.sender.on_tlp_timer(now, &mut self.out);
             self.transmit_out();
         }
         if self.sender.pace_deadline.is_some_and(|t| t <= now) {

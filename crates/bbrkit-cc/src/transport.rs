@@ -27,7 +27,9 @@
 //! Loss detection is RACK (time-based, with Linux's reordering window:
 //! `min_rtt/4` until three segments are SACKed, then 0) and the RTO
 //! (`tcp_rtt_estimator`, `__tcp_set_rto`, exponential backoff), in
-//! [`recovery`] and [`rtt`]. Spurious episodes are not detected (the paths
+//! [`recovery`] and [`rtt`]; a tail loss is probed after two RTTs
+//! ([`tlp`], `tcp_send_loss_probe`, with v3's `CA_EVENT_TLP_RECOVERY`).
+//! Spurious episodes are not detected (the paths
 //! here never reorder); a test may declare one ([`Sender::mark_spurious`]),
 //! and the episode then ends in undo (`tcp_try_undo_recovery`).
 //!
@@ -51,6 +53,7 @@ pub mod ranges;
 pub mod receiver;
 mod recovery;
 pub mod rtt;
+mod tlp;
 pub mod wire;
 
 use ranges::RangeSet;
@@ -107,6 +110,12 @@ pub struct SenderConfig {
     /// The application writes data itself ([`Sender::write`]) instead of
     /// having `size` (or unlimited) bytes ready from the start.
     pub app_writes: bool,
+    /// Tail loss probes (Linux `tcp_early_retrans` = 3, the default; see
+    /// [`tlp`]).
+    pub tlp: bool,
+    /// ECN negotiated on a path with a shallow, step-threshold marker
+    /// (DCTCP/L4S style): sets `tcp.ecn_enabled` and `tcp.ecn_low`.
+    pub ecn: bool,
 }
 
 impl SenderConfig {
@@ -121,6 +130,8 @@ impl SenderConfig {
             init_cwnd: crate::tcp::TCP_INIT_CWND,
             slow_start_after_idle: true,
             app_writes: false,
+            tlp: true,
+            ecn: false,
         }
     }
 }
@@ -138,6 +149,8 @@ pub struct SenderStats {
     pub recoveries: u64,
     /// Episodes undone as spurious ([`Sender::mark_spurious`]).
     pub undos: u64,
+    /// Tail-loss probes sent.
+    pub tlps: u64,
 }
 
 /// What one ACK did.
@@ -181,6 +194,10 @@ pub struct Sender<C> {
     prior_ssthresh: u32,
     /// The current (or next) episode ends in undo ([`Sender::mark_spurious`]).
     undo_next_exit: bool,
+    /// `tp->tlp_high_seq`: `snd_nxt` when the outstanding probe was sent.
+    tlp_high_seq: Option<u64>,
+    /// `tp->tlp_retrans`: the outstanding probe was a retransmission.
+    tlp_retrans: bool,
     cwnd_usage_seq: u64,
     wstamp: Instant,
     data_segs_out: u64,
@@ -189,6 +206,8 @@ pub struct Sender<C> {
     pub rto_deadline: Option<Instant>,
     /// When the RACK reordering timer is due.
     pub reo_deadline: Option<Instant>,
+    /// When the tail-loss probe is due.
+    pub tlp_deadline: Option<Instant>,
     /// When the pacer allows the next send (only while blocked by pacing).
     pub pace_deadline: Option<Instant>,
     /// When every byte was acknowledged (finite flows).
@@ -219,6 +238,8 @@ impl<C: CongestionControl> Sender<C> {
     ) -> Self {
         let mut tcp = Tcp::new(now, cfg.mss);
         tcp.snd_cwnd = cfg.init_cwnd.max(1);
+        tcp.ecn_enabled = cfg.ecn;
+        tcp.ecn_low = cfg.ecn;
         Self::with_tcp(flow, cfg, tcp, build)
     }
 
@@ -258,12 +279,15 @@ impl<C: CongestionControl> Sender<C> {
             prr_out: 0,
             prior_ssthresh: 0,
             undo_next_exit: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             cwnd_usage_seq: 0,
             wstamp: now,
             data_segs_out: 0,
             last_rs: None,
             rto_deadline: None,
             reo_deadline: None,
+            tlp_deadline: None,
             pace_deadline: None,
             completed: None,
             stats: SenderStats::default(),

@@ -97,8 +97,12 @@ impl Harness {
         let mut tcp = Tcp::new(Instant::ZERO, MSS);
         tcp.ecn_enabled = ecn;
         tcp.ecn_low = ecn;
+        // No tail-loss probes: a probe retransmits a packet not marked lost
+        // (retrans_out may then exceed lost_out, as in Linux), which the
+        // scoreboard invariant below excludes.
         let cfg = SenderConfig {
             app_writes: true,
+            tlp: false,
             ..SenderConfig::bulk(MSS)
         };
         let sender = Sender::with_tcp(0, cfg, tcp, |t| {

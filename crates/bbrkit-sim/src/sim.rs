@@ -36,6 +36,7 @@ enum Ev {
     AckArrive(u32),
     Rto(u32),
     Reo(u32),
+    Tlp(u32),
     Pace(u32),
     Delack(u32),
     Sample,
@@ -45,6 +46,7 @@ enum Ev {
 struct Timers {
     rto: Timer,
     reo: Timer,
+    tlp: Timer,
     pace: Timer,
     delack: Timer,
 }
@@ -63,6 +65,7 @@ struct Flow {
     mss: u32,
     queue_drops: u64,
     random_drops: u64,
+    ce_marks: u64,
     last_sample_bytes: u64,
     last_sample_received: u64,
 }
@@ -125,6 +128,8 @@ impl Simulation {
                     pace_loss_based: cfg.pace_loss_based,
                     rwnd: cfg.rwnd,
                     init_cwnd: cfg.init_cwnd,
+                    ecn: cfg.ecn_threshold.is_some(),
+                    tlp: cfg.tlp,
                     ..SenderConfig::bulk(cfg.mss)
                 };
                 let alg = f.algorithm;
@@ -143,6 +148,7 @@ impl Simulation {
                     mss: cfg.mss,
                     queue_drops: 0,
                     random_drops: 0,
+                    ce_marks: 0,
                     last_sample_bytes: 0,
                     last_sample_received: 0,
                 }
@@ -279,6 +285,13 @@ impl Simulation {
                 }
                 self.after_sender(now, f);
             }
+            Ev::Tlp(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.timers.tlp.fire(now) {
+                    fl.sender.on_tlp_timer(now, &mut self.out);
+                }
+                self.after_sender(now, f);
+            }
             Ev::Pace(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.timers.pace.fire(now) {
@@ -325,14 +338,17 @@ impl Simulation {
 
     /// Puts the sender's packets on the link and mirrors its timers.
     fn after_sender(&mut self, now: Instant, f: u32) {
-        for p in self.out.drain(..) {
+        let ecn = self.cfg.ecn_threshold_bytes();
+        for mut p in self.out.drain(..) {
             let fl = &mut self.flows[p.flow as usize];
+            p.ce = self.link.congestion_experienced(now, ecn);
             // The link is FIFO at a fixed rate: the departure time is known
             // now, and loss after the link is drawn in departure order.
             let Some(departure) = self.link.enqueue(now, p.wire_len()) else {
                 fl.queue_drops += 1;
                 continue;
             };
+            fl.ce_marks += u64::from(p.ce);
             let forced = !self.forced_drops.is_empty() && {
                 let hit = self.forced_drops.iter().position(|&d| d == (p.flow, p.seg));
                 hit.map(|i| self.forced_drops.swap_remove(i)).is_some()
@@ -348,12 +364,16 @@ impl Simulation {
         let t = &mut fl.timers;
         t.rto.deadline = s.rto_deadline;
         t.reo.deadline = s.reo_deadline;
+        t.tlp.deadline = s.tlp_deadline;
         t.pace.deadline = s.pace_deadline;
         if let Some(at) = t.rto.needs_event() {
             self.q.schedule(at, Ev::Rto(f));
         }
         if let Some(at) = t.reo.needs_event() {
             self.q.schedule(at, Ev::Reo(f));
+        }
+        if let Some(at) = t.tlp.needs_event() {
+            self.q.schedule(at, Ev::Tlp(f));
         }
         if let Some(at) = t.pace.needs_event() {
             self.q.schedule(at, Ev::Pace(f));
@@ -438,6 +458,8 @@ impl Simulation {
                     random_drops: fl.random_drops,
                     rtos: s.stats.rtos,
                     recoveries: s.stats.recoveries,
+                    ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
+                    tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
                     rtt_ms: Percentiles::from_ns(&fl.rtt),
                     fct_s: fct,
                     share: 0.0,

@@ -111,6 +111,31 @@ fn several_losses_in_one_window_recover_without_timeout() {
 #[test]
 fn tail_loss_is_repaired_by_rto() {
     // 20 segments; the last one is lost: no later data can produce SACKs.
+    // Without tail-loss probes (Linux tcp_early_retrans=0) the RTO repairs it.
+    let size = 20 * 1448;
+    let mut cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    cfg.tlp = false;
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.rtos, f.retransmits), (1, 1));
+    let fct = f.fct_s.unwrap();
+    // RTO = srtt + max(200 ms, 4*mdev) after the last ACK: ~0.23..0.3 s.
+    assert!(fct > 0.2 && fct < 0.4, "fct {fct}");
+}
+
+#[test]
+fn tail_loss_is_repaired_by_a_loss_probe_after_two_rtts() {
+    // The same tail loss with TLP (the default): the probe retransmits the
+    // last segment 2·srtt + 2 ms after the last ACK, no RTO, and the ACK
+    // that covers it ends the flow.
     let size = 20 * 1448;
     let cfg = SimConfig::new(
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
@@ -123,10 +148,10 @@ fn tail_loss_is_repaired_by_rto() {
     sim.run(&mut |_| {});
     let f = &sim.report().flows[0];
     assert_eq!(f.bytes_delivered, size);
-    assert_eq!((f.rtos, f.retransmits), (1, 1));
+    assert_eq!((f.rtos, f.retransmits, f.tlps), (0, 1, Some(1)));
     let fct = f.fct_s.unwrap();
-    // RTO = srtt + max(200 ms, 4*mdev) after the last ACK: ~0.23..0.3 s.
-    assert!(fct > 0.2 && fct < 0.4, "fct {fct}");
+    // Two RTTs of data, 2·srtt + 2 ms of probe timeout, one RTT of repair.
+    assert!(fct > 0.04 && fct < 0.08, "fct {fct}");
 }
 
 #[test]

@@ -476,3 +476,32 @@ fn rtt_samples_follow_clean_rtx_queue_and_karn() {
         (Duration::from_millis(50) * 7 + Duration::from_millis(59)) / 8
     );
 }
+
+#[test]
+fn tail_loss_probe_repairs_a_tail_loss_and_reports_tlp_recovery() {
+    let cfg = TestPath {
+        app: App::OnOff {
+            burst: 20,
+            idle: Duration::from_millis(300),
+        },
+        tlp: true,
+        ..TestPath::default()
+    };
+    let (d, log) = logged(cfg, false);
+    let mut d = d.with_loss(drop_packets([19]));
+    d.run_for(Duration::from_secs(1));
+    assert_eq!((d.sender.stats.rtos, d.sender.stats.tlps), (0, 1));
+    assert_eq!(d.sender.stats.retransmits, 1);
+    let log = log.borrow();
+    // The ACK beyond the probe (the next burst) shows it repaired a loss:
+    // CA_EVENT_TLP_RECOVERY, then one cwnd reduction through CWR.
+    let tlp = pos(&log, "cwnd_event(TlpRecovery)");
+    assert!(log[tlp + 1].starts_with("ssthresh("), "{}", log[tlp + 1]);
+    assert_eq!(log[tlp + 2], "set_state(Open->Cwr)");
+    assert_eq!(log[tlp + 3], "cwnd_event(CompleteCwr)");
+    assert!(
+        log[tlp + 4].starts_with("set_state(Cwr->"),
+        "{}",
+        log[tlp + 4]
+    );
+}

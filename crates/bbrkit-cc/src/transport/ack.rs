@@ -52,6 +52,7 @@ impl<C: CongestionControl> Sender<C> {
         // 1. SACK blocks, 2. the cumulative ACK.
         self.sacktag(now, ack, &mut rs, &mut times);
         let una_advanced = ack.cum.min(self.nxt) > self.una;
+        let sacked_new = self.tcp.delivered > prior_delivered;
         let (pkts_acked, last_acked_flags) = self.clean_rtx_queue(now, ack, &mut rs, &mut times);
         let newly_delivered = (self.tcp.delivered - prior_delivered) as u32;
         if ack.ece {
@@ -94,7 +95,8 @@ impl<C: CongestionControl> Sender<C> {
         }
         let newly_lost = (self.tcp.lost - prior_lost) as u32;
 
-        // 4. Recovery state machine.
+        // 4. Tail-loss probe outcome, recovery state machine.
+        self.process_tlp_ack(ack.cum, una_advanced, sacked_new);
         self.fastretrans_alert(ack.ece);
 
         // 5. Rate sample and 6. congestion control.
@@ -115,11 +117,16 @@ impl<C: CongestionControl> Sender<C> {
             self.completed = Some(now);
             self.rto_deadline = None;
             self.reo_deadline = None;
+            self.tlp_deadline = None;
             self.pace_deadline = None;
             return outcome;
         }
         if una_advanced {
             self.arm_rto(now);
+        }
+        if una_advanced || sacked_new {
+            // tcp_set_xmit_timer: the probe timer, else the RTO.
+            self.schedule_loss_probe(now, true);
         }
         self.try_send(now, out);
         outcome

@@ -47,7 +47,7 @@ impl<C: CongestionControl> Sender<C> {
     }
 
     /// Sends segment `k` (`tcp_transmit_skb` + `tcp_event_data_sent`).
-    fn transmit(&mut self, now: Instant, k: u64, out: &mut Vec<DataPacket>) {
+    pub(super) fn transmit(&mut self, now: Instant, k: u64, out: &mut Vec<DataPacket>) {
         if self.tcp.packets_in_flight() == 0 {
             if self.tcp.packets_out == 0
                 && self.cfg.slow_start_after_idle
@@ -62,10 +62,15 @@ impl<C: CongestionControl> Sender<C> {
         let is_retrans = k < self.nxt;
         if is_retrans {
             let seg = &mut self.segs[(k - self.una) as usize];
+            let was_lost = seg.flags & F_LOST != 0;
             seg.flags |= F_RETRANS | F_EVER_RETRANS;
             self.tcp.retrans_out += 1;
             self.stats.retransmits += 1;
-            self.lost_heap.pop();
+            if was_lost {
+                // It is the top of the heap (next_lost); a tail-loss probe
+                // retransmits a segment not marked lost.
+                self.lost_heap.pop();
+            }
         } else {
             self.nxt += 1;
             self.tcp.packets_out += 1;
@@ -158,12 +163,16 @@ impl<C: CongestionControl> Sender<C> {
                 self.advance_wstamp(now, bytes);
             }
         }
+        if sent_any {
+            // tcp_write_xmit: one loss probe per tail-loss episode.
+            self.schedule_loss_probe(now, false);
+        }
         if sent_any || limited {
             self.cwnd_validate(limited);
         }
     }
 
-    fn rwnd_allows(&self) -> bool {
+    pub(super) fn rwnd_allows(&self) -> bool {
         self.cfg.rwnd.is_none_or(|w| {
             (self.nxt + 1 - self.una) * u64::from(self.cfg.mss) <= w.max(u64::from(self.cfg.mss))
         })

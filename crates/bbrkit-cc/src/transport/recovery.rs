@@ -112,8 +112,9 @@ impl<C: CongestionControl> Sender<C> {
     }
 
     /// Linux `tcp_init_cwnd_reduction`.
-    fn init_cwnd_reduction(&mut self) {
+    pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.nxt;
+        self.tlp_high_seq = None;
         self.tcp.snd_cwnd_cnt = 0;
         self.tcp.prior_cwnd = self.tcp.snd_cwnd;
         self.prr_delivered = 0;
@@ -135,7 +136,7 @@ impl<C: CongestionControl> Sender<C> {
 
     /// Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh; a no-op for
     /// `cong_control` controllers (BBR), as in the kernel.
-    fn end_cwnd_reduction(&mut self) {
+    pub(super) fn end_cwnd_reduction(&mut self) {
         if self.cc.has_cong_control() {
             return;
         }
@@ -194,16 +195,22 @@ impl<C: CongestionControl> Sender<C> {
             self.init_cwnd_reduction();
             self.set_state(CaState::Cwr);
         } else if matches!(state, CaState::Open | CaState::Disorder) {
-            let left_out = self.tcp.sacked_out + self.tcp.lost_out + self.tcp.retrans_out;
-            let state = if left_out > 0 {
-                CaState::Disorder
-            } else {
-                CaState::Open
-            };
-            if state != self.tcp.ca_state {
-                self.set_state(state);
-                self.high_seq = self.nxt;
-            }
+            self.try_keep_open();
+        }
+    }
+
+    /// Linux `tcp_try_keep_open`: Disorder while anything is SACKed, lost
+    /// or retransmitted, else Open.
+    pub(super) fn try_keep_open(&mut self) {
+        let left_out = self.tcp.sacked_out + self.tcp.lost_out + self.tcp.retrans_out;
+        let state = if left_out > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if state != self.tcp.ca_state {
+            self.set_state(state);
+            self.high_seq = self.nxt;
         }
     }
 
@@ -258,8 +265,15 @@ impl<C: CongestionControl> Sender<C> {
         if self.completed.is_some() || self.tcp.packets_out == 0 {
             return;
         }
+        if self.tlp_deadline.is_some_and(|t| t <= now) {
+            // Linux has one timer for both: a pending probe replaces the RTO.
+            self.on_tlp_timer(now, out);
+            return;
+        }
         self.tcp.now = now;
         self.stats.rtos += 1;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
         // tcp_timeout_mark_lost, then ssthresh once per window.
         for i in 0..self.segs.len() {
             self.mark_lost(self.una + i as u64);

@@ -71,6 +71,13 @@ pub struct Args {
     /// Pace Reno/CUBIC at Linux's ratios, as with the fq qdisc (BBR always paces).
     #[arg(long)]
     pace: bool,
+    /// CE-mark packets arriving while more than this waits at the bottleneck
+    /// (step-threshold ECN, DCTCP/L4S style), e.g. 20pkt, 0.2bdp, 30kb [default: no ECN].
+    #[arg(long, allow_hyphen_values = true)]
+    ecn_threshold: Option<String>,
+    /// No tail-loss probes (Linux tcp_early_retrans=0): a tail loss waits for the RTO.
+    #[arg(long)]
+    no_tlp: bool,
     /// Receive window, e.g. 4mb [default: unlimited].
     #[arg(long, allow_hyphen_values = true)]
     rwnd: Option<String>,
@@ -104,6 +111,7 @@ struct Plan {
     sizes: Vec<Option<u64>>,
     extra: Vec<Duration>,
     rwnd: Option<u64>,
+    ecn_threshold: Option<BufferSize>,
 }
 
 fn ctx<T>(flag: &str, r: Result<T, crate::units::UnitError>) -> anyhow::Result<T> {
@@ -223,6 +231,14 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
             _ => bail!("--rwnd: give a positive byte or packet count"),
         },
     };
+    let ecn_threshold = match &a.ecn_threshold {
+        None => None,
+        Some(s) => Some(match ctx("ecn-threshold", parse_size(s))? {
+            Size::Bytes(b) => BufferSize::Bytes(b),
+            Size::Packets(n) => BufferSize::Packets(n),
+            Size::Bdp(m) => BufferSize::Bdp(m),
+        }),
+    };
     Ok(Plan {
         algorithms,
         path: PathConfig {
@@ -240,6 +256,7 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         sizes,
         extra,
         rwnd,
+        ecn_threshold,
     })
 }
 
@@ -310,6 +327,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             let mut cfg = SimConfig::new(path.clone(), flows, plan.duration, args.seed);
             cfg.pace_loss_based = args.pace;
             cfg.rwnd = plan.rwnd;
+            cfg.ecn_threshold = plan.ecn_threshold;
+            cfg.tlp = !args.no_tlp;
             cfg.sample_interval = tracing.then_some(interval);
             cfg.validate().context("invalid scenario")?;
             configs.push((loss, cfg));
@@ -399,6 +418,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             seed: args.seed,
             mss_bytes: bbrkit_sim::DEFAULT_MSS,
             pace_loss_based: args.pace,
+            ecn_threshold_bytes: plan
+                .ecn_threshold
+                .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
         },
         runs,
     };
