@@ -41,6 +41,30 @@ use crate::tcp::{CaState, Tcp};
 use crate::time::{Duration, Instant};
 use crate::transport::{AckPacket, DataPacket, Receiver, Sender, SenderConfig};
 
+/// The seed of a randomised test: `BBRKIT_TEST_SEED` when set, else
+/// `default`. Printed, so a failing test's captured output names it and
+/// `BBRKIT_TEST_SEED=<n>` replays it.
+pub fn test_seed(default: u64) -> u64 {
+    let seed = std::env::var("BBRKIT_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default);
+    println!("seed {seed} (replay with BBRKIT_TEST_SEED={seed})");
+    seed
+}
+
+/// The seeds of a randomised test over `defaults`: only `BBRKIT_TEST_SEED`
+/// when set. Each is printed as it starts.
+pub fn test_seeds(defaults: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    match std::env::var("BBRKIT_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+    {
+        Some(s) => vec![s],
+        None => defaults.into_iter().collect(),
+    }
+}
+
 /// Linux `TCP_DELACK_MIN` (40 ms): the delayed-ACK timer.
 pub const TCP_DELACK_MIN: Duration = Duration::from_millis(40);
 

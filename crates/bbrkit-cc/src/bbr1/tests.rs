@@ -847,7 +847,8 @@ fn bdp_rounds_up_and_caps_without_rtt() {
 
 #[test]
 fn random_paths_keep_invariants_and_legal_transitions() {
-    for seed in 0..24u64 {
+    for seed in crate::testing::test_seeds(0..24u64) {
+        println!("seed {seed} (replay with BBRKIT_TEST_SEED={seed})");
         let mut r = SeededRng::new(seed, 99);
         let link = Link {
             rate_pps: [200, 1000, 5000][r.below(3) as usize],

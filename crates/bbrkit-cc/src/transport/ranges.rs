@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn matches_a_bitmap_on_random_inserts() {
         use crate::random::{Random, SeededRng};
-        let mut rng = SeededRng::new(5, 0);
+        let mut rng = SeededRng::new(crate::testing::test_seed(5), 0);
         let mut s = RangeSet::default();
         let mut bits = vec![false; 300];
         for _ in 0..500 {
