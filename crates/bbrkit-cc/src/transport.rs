@@ -4,7 +4,7 @@
 //! [`CongestionControl`] exactly as the kernel drives `tcp_congestion_ops`.
 //! `bbrkit-sim` runs every flow on it; the controllers' unit, property and
 //! snapshot tests run it through the small synthetic path of
-//! [`crate::testing`] (feature `testing`). Owns one flow's sequence space,
+//! `crate::testing` (feature `testing`). Owns one flow's sequence space,
 //! scoreboard, timers and counters; must never read a clock or randomness
 //! (time comes in as `now`, the controller brings its own `Random`), and
 //! never decides what the network does with a segment.
@@ -15,7 +15,7 @@
 //!                   └────────────── AckPacket (cum, SACK blocks, ECE) ◄──┘
 //! ```
 //!
-//! Per ACK, in Linux `tcp_ack` order ([`ack`]): SACK tagging
+//! Per ACK, in Linux `tcp_ack` order (`transport/ack.rs`): SACK tagging
 //! (`tcp_sacktag_write_queue`) → cumulative ACK (`tcp_clean_rtx_queue`:
 //! delivery accounting, rate-sampler hooks, RTT samples, `pkts_acked`) →
 //! RACK loss detection (`tcp_rack_mark_lost`) → the recovery state machine
@@ -27,13 +27,13 @@
 //! Loss detection is RACK (time-based, with Linux's reordering window:
 //! `min_rtt/4` until three segments are SACKed, then 0) and the RTO
 //! (`tcp_rtt_estimator`, `__tcp_set_rto`, exponential backoff), in
-//! [`recovery`] and [`rtt`]; a tail loss is probed after two RTTs
-//! ([`tlp`], `tcp_send_loss_probe`, with v3's `CA_EVENT_TLP_RECOVERY`).
+//! `transport/recovery.rs` and [`rtt`]; a tail loss is probed after two RTTs
+//! (`transport/tlp.rs`, `tcp_send_loss_probe`, with v3's `CA_EVENT_TLP_RECOVERY`).
 //! Spurious episodes are not detected (the paths
 //! here never reorder); a test may declare one ([`Sender::mark_spurious`]),
 //! and the episode then ends in undo (`tcp_try_undo_recovery`).
 //!
-//! Transmission ([`output`]) follows `tcp_write_xmit` with Linux's EDT
+//! Transmission (`transport/output.rs`) follows `tcp_write_xmit` with Linux's EDT
 //! pacing (`tcp_update_skb_after_send`): a burst of `tso_segs` segments
 //! leaves when `now >= wstamp`, then `wstamp` advances by its payload length
 //! at `pacing_rate` (not for the first 10 segments); `tcp_cwnd_validate`
@@ -111,7 +111,7 @@ pub struct SenderConfig {
     /// having `size` (or unlimited) bytes ready from the start.
     pub app_writes: bool,
     /// Tail loss probes (Linux `tcp_early_retrans` = 3, the default; see
-    /// [`tlp`]).
+    /// `transport/tlp.rs`).
     pub tlp: bool,
     /// ECN negotiated on a path with a shallow, step-threshold marker
     /// (DCTCP/L4S style): sets `tcp.ecn_enabled` and `tcp.ecn_low`.
