@@ -60,19 +60,7 @@ impl<C: CongestionControl> Sender<C> {
             self.tcp.delivered_ce += u64::from(newly_delivered);
         }
 
-        // RTT samples (tcp_ack_update_rtt): seq_rtt from the oldest newly
-        // cum-acked segment, else the oldest newly SACKed; ca_rtt from the newest.
-        if let Some(t) = times.first_cum.or(times.first_sack) {
-            self.rtt.update(now - t, self.una, self.nxt);
-            self.backoff = 0;
-            self.tcp.srtt = self.rtt.srtt();
-            self.tcp.rttvar = self.rtt.rttvar();
-        }
-        let ca_rtt = times.newest.map(|t| now - t);
-        if let Some(r) = ca_rtt {
-            self.rtt.update_min(r, now);
-            self.tcp.min_rtt = self.rtt.min_rtt();
-        }
+        let ca_rtt = self.ack_update_rtt(now, &times);
         rs.rtt = ca_rtt;
         if pkts_acked > 0 || newly_delivered > 0 {
             let sample = AckSample {
@@ -107,29 +95,58 @@ impl<C: CongestionControl> Sender<C> {
         self.cong_control(&rs, newly_delivered, newly_lost, una_advanced);
 
         // 7. Timers and transmission.
-        let outcome = AckOutcome {
+        self.after_ack(now, una_advanced, sacked_new, out);
+        AckOutcome {
             rs,
             delivered: newly_delivered,
             lost: newly_lost,
             rtt: ca_rtt,
-        };
+        }
+    }
+
+    /// The end of `tcp_ack`: a finite flow that is fully acknowledged
+    /// completes; otherwise re-arm the RTO and the probe timer
+    /// (`tcp_set_xmit_timer`) and send what the ACK allows.
+    fn after_ack(
+        &mut self,
+        now: Instant,
+        una_advanced: bool,
+        sacked_new: bool,
+        out: &mut Vec<DataPacket>,
+    ) {
         if self.cfg.size.is_some() && self.total_segs.is_some_and(|t| self.una >= t) {
             self.completed = Some(now);
             self.rto_deadline = None;
             self.reo_deadline = None;
             self.tlp_deadline = None;
             self.pace_deadline = None;
-            return outcome;
+            return;
         }
         if una_advanced {
             self.arm_rto(now);
         }
         if una_advanced || sacked_new {
-            // tcp_set_xmit_timer: the probe timer, else the RTO.
             self.schedule_loss_probe(now, true);
         }
         self.try_send(now, out);
-        outcome
+    }
+
+    /// Linux `tcp_ack_update_rtt`: `seq_rtt` (for srtt and the RTO) from the
+    /// oldest newly cum-acked segment, else the oldest newly SACKed one;
+    /// `ca_rtt` (returned; min RTT, `rs.rtt`) from the newest.
+    fn ack_update_rtt(&mut self, now: Instant, times: &AckTimes) -> Option<crate::time::Duration> {
+        if let Some(t) = times.first_cum.or(times.first_sack) {
+            self.rtt.update(now - t, self.una, self.nxt);
+            self.backoff = 0;
+            self.tcp.srtt = self.rtt.srtt();
+            self.tcp.rttvar = self.rtt.rttvar();
+        }
+        let ca_rtt = times.newest.map(|t| now - t);
+        if let Some(r) = ca_rtt {
+            self.rtt.update_min(r, now);
+            self.tcp.min_rtt = self.rtt.min_rtt();
+        }
+        ca_rtt
     }
 
     /// Linux `tcp_cong_control`.

@@ -175,7 +175,44 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         bail!("--duration: must be positive");
     }
     let compete = a.compete || base.compete;
-    let n = algorithms.len();
+    let (starts, sizes, extra) = per_flow_lists(a, algorithms.len(), duration)?;
+    let rwnd = match &a.rwnd {
+        None => None,
+        Some(s) => match ctx("rwnd", parse_size(s))? {
+            Size::Bytes(b) if b > 0 => Some(b),
+            Size::Packets(p) if p > 0 => Some(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
+            _ => bail!("--rwnd: give a positive byte or packet count"),
+        },
+    };
+    let ecn_threshold = match &a.ecn_threshold {
+        None => None,
+        Some(s) => Some(buffer_size("ecn-threshold", s)?),
+    };
+    let mut path = base.path;
+    (path.rate_bps, path.rtt, path.buffer, path.ack_loss) = (rate_bps, rtt, buffer, ack_loss);
+    Ok(Plan {
+        algorithms,
+        path,
+        losses,
+        loss_burst: a.loss_burst,
+        duration,
+        compete,
+        starts,
+        sizes,
+        extra_rtt: extra,
+        rwnd,
+        ecn_threshold,
+        pace_loss_based: a.pace,
+        tlp: !a.no_tlp,
+        seed: a.seed,
+    })
+}
+
+/// Per-flow start times, sizes and extra RTTs.
+type PerFlow = (Vec<Duration>, Vec<Option<u64>>, Vec<Duration>);
+
+/// `--start`, `--size`, `--extra-rtt`: one value for all flows or one each.
+fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerFlow> {
     let starts = match &a.start {
         Some(s) => ctx("start", parse_list(s, parse_duration))?,
         None => vec![],
@@ -209,36 +246,7 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         None => vec![],
     };
     let extra = per_flow("extra-rtt", extra, n, Duration::ZERO)?;
-    let rwnd = match &a.rwnd {
-        None => None,
-        Some(s) => match ctx("rwnd", parse_size(s))? {
-            Size::Bytes(b) if b > 0 => Some(b),
-            Size::Packets(p) if p > 0 => Some(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
-            _ => bail!("--rwnd: give a positive byte or packet count"),
-        },
-    };
-    let ecn_threshold = match &a.ecn_threshold {
-        None => None,
-        Some(s) => Some(buffer_size("ecn-threshold", s)?),
-    };
-    let mut path = base.path;
-    (path.rate_bps, path.rtt, path.buffer, path.ack_loss) = (rate_bps, rtt, buffer, ack_loss);
-    Ok(Plan {
-        algorithms,
-        path,
-        losses,
-        loss_burst: a.loss_burst,
-        duration,
-        compete,
-        starts,
-        sizes,
-        extra_rtt: extra,
-        rwnd,
-        ecn_threshold,
-        pace_loss_based: a.pace,
-        tlp: !a.no_tlp,
-        seed: a.seed,
-    })
+    Ok((starts, sizes, extra))
 }
 
 /// A size flag in BDP multiples, packets or bytes.
@@ -261,31 +269,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             pl.display()
         );
     }
-    let interval = match &args.interval {
-        Some(s) => ctx("interval", parse_duration(s))?,
-        None => (plan.duration / 6000).max(Duration::from_millis(10)),
-    };
-    if interval.is_zero() {
-        bail!("--interval: must be positive");
-    }
-    let samples = plan.duration.as_nanos() / interval.as_nanos();
-    if samples > MAX_SAMPLES {
-        bail!(
-            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
-            interval.as_secs_f64(),
-            plan.duration.as_secs_f64()
-        );
-    }
-    // Enough decimals in time_s that samples never share a timestamp.
-    let decimals = if interval >= Duration::from_millis(1) {
-        3
-    } else if interval >= Duration::from_micros(1) {
-        6
-    } else {
-        9
-    };
+    let (interval, decimals) = sample_interval(&args, plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
-    let mut ts_file = args
+    let ts_file = args
         .timeseries
         .as_deref()
         .map(|p| OutFile::create(p, "--timeseries"))
@@ -303,53 +289,13 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         .context("invalid scenario")?;
 
     let reports: Vec<RunReport> = if tracing {
-        if let Some(f) = ts_file.as_mut() {
-            use std::io::Write;
-            writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
-        }
-        let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
-        let mut series: Vec<Series> = Vec::new();
-        let mut reports = Vec::new();
-        for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
-            let first = series.len();
-            for (i, f) in cfg.flows.iter().enumerate() {
-                let label = if configs.len() > 1 {
-                    format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
-                } else {
-                    format!("{}#{}", f.algorithm, i)
-                };
-                series.push(Series::new(label, expected));
-            }
-            let mut io_err = None;
-            let report = bbrkit_sim::run(cfg, &mut |row| {
-                if let Some(f) = ts_file.as_mut()
-                    && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
-                {
-                    io_err.get_or_insert(e);
-                }
-                series[first + row.flow as usize].push(row);
-            })?;
-            if let Some(e) = io_err {
-                return Err(e).context("writing --timeseries");
-            }
-            reports.push(report);
-        }
-        if let Some(mut f) = plot_file {
-            let title = format!(
-                "bbrkit sim: {}, RTT {} ms, seed {}",
-                table::rate(plan.path.rate_bps as f64),
-                plan.path.rtt.as_secs_f64() * 1e3,
-                args.seed
-            );
-            let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
-            use std::io::Write;
-            f.write_all(svg.as_bytes()).context("writing --plot")?;
-            f.commit()?;
-        }
-        if let Some(f) = ts_file {
-            f.commit()?;
-        }
-        reports
+        let trace = Trace {
+            ts_file,
+            plot_file,
+            interval,
+            decimals,
+        };
+        run_traced(&plan, &configs, trace)?
     } else {
         let only: Vec<_> = configs.iter().map(|(_, c)| c.clone()).collect();
         bbrkit_sim::run_parallel(&only)?
@@ -391,6 +337,105 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         print!("{}", table::alone(&doc));
     }
     Ok(Outcome::Ok)
+}
+
+/// `--interval` (or its default) and the decimals `time_s` needs.
+fn sample_interval(a: &Args, duration: Duration) -> anyhow::Result<(Duration, usize)> {
+    let interval = match &a.interval {
+        Some(s) => ctx("interval", parse_duration(s))?,
+        None => (duration / 6000).max(Duration::from_millis(10)),
+    };
+    if interval.is_zero() {
+        bail!("--interval: must be positive");
+    }
+    let samples = duration.as_nanos() / interval.as_nanos();
+    if samples > MAX_SAMPLES {
+        bail!(
+            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
+            interval.as_secs_f64(),
+            duration.as_secs_f64()
+        );
+    }
+    // Enough decimals in time_s that samples never share a timestamp.
+    let decimals = if interval >= Duration::from_millis(1) {
+        3
+    } else if interval >= Duration::from_micros(1) {
+        6
+    } else {
+        9
+    };
+    Ok((interval, decimals))
+}
+
+/// The time-series outputs of a traced run.
+struct Trace {
+    ts_file: Option<OutFile>,
+    plot_file: Option<OutFile>,
+    interval: Duration,
+    /// Decimals of `time_s`, so samples never share a timestamp.
+    decimals: usize,
+}
+
+/// Runs the configurations one after the other, streaming every sample to
+/// `--timeseries` and collecting the `--plot` series.
+fn run_traced(
+    plan: &Plan,
+    configs: &[(f64, bbrkit_sim::SimConfig)],
+    trace: Trace,
+) -> anyhow::Result<Vec<RunReport>> {
+    let Trace {
+        mut ts_file,
+        plot_file,
+        interval,
+        decimals,
+    } = trace;
+    if let Some(f) = ts_file.as_mut() {
+        use std::io::Write;
+        writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
+    }
+    let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
+    let mut series: Vec<Series> = Vec::new();
+    let mut reports = Vec::new();
+    for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
+        let first = series.len();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let label = if configs.len() > 1 {
+                format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
+            } else {
+                format!("{}#{}", f.algorithm, i)
+            };
+            series.push(Series::new(label, expected));
+        }
+        let mut io_err = None;
+        let report = bbrkit_sim::run(cfg, &mut |row| {
+            if let Some(f) = ts_file.as_mut()
+                && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
+            {
+                io_err.get_or_insert(e);
+            }
+            series[first + row.flow as usize].push(row);
+        })?;
+        if let Some(e) = io_err {
+            return Err(e).context("writing --timeseries");
+        }
+        reports.push(report);
+    }
+    if let Some(mut f) = plot_file {
+        let title = format!(
+            "bbrkit sim: {}, RTT {} ms, seed {}",
+            table::rate(plan.path.rate_bps as f64),
+            plan.path.rtt.as_secs_f64() * 1e3,
+            plan.seed
+        );
+        let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
+        use std::io::Write;
+        f.write_all(svg.as_bytes()).context("writing --plot")?;
+        f.commit()?;
+    }
+    if let Some(f) = ts_file {
+        f.commit()?;
+    }
+    Ok(reports)
 }
 
 /// Whether two output paths name the same file (so writing both would
