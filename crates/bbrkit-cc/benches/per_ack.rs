@@ -8,7 +8,8 @@
 //! before each call. Throughput is reported in ACKs (elements) per second;
 //! `per_ack/replay_only` is the replay's own cost, to subtract.
 //!
-//! `transport/<alg>` measures the whole test transport for comparison
+//! `transport/<alg>` measures the whole transport (`bbrkit_cc::transport`,
+//! the code `bbrkit-sim` runs) on the test path for comparison
 //! (scoreboard, RTT, rate sampler, loss marking, controller, path events):
 //! a 1 s run, throughput in ACKs.
 //!

@@ -15,7 +15,7 @@
 //!   be 0 before that, as in Linux: after an RTO (cwnd 1) a first RTT
 //!   sample of many seconds makes `bbr_init_pacing_rate_from_rtt` compute
 //!   `cwnd·BW_UNIT/rtt_us` = 0; the kernel then sends unpaced, and so does
-//!   the test transport);
+//!   the transport);
 //! * BBRv1's packet-timed round count (`rtt_cnt`) never decreases;
 //! * the state machine only takes legal transitions: Reno/CUBIC are in
 //!   `slow_start`/`congestion_avoidance`; BBRv1 moves only along
