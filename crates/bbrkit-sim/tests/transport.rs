@@ -155,7 +155,10 @@ fn tail_loss_is_repaired_by_a_loss_probe_after_two_rtts() {
 }
 
 #[test]
-fn lost_retransmission_backs_off_the_rto() {
+fn a_lost_probe_is_followed_by_the_rto_retransmitting_the_head() {
+    // The tail segment and the probe's copy of it are both lost: the RTO
+    // retransmits the head at once (tcp_retransmit_timer), although the
+    // probe's copy still counts as a retransmission in flight.
     let size = 20 * 1448;
     let cfg = SimConfig::new(
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
@@ -163,6 +166,28 @@ fn lost_retransmission_backs_off_the_rto() {
         Duration::from_secs(10),
         1,
     );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.tlps, f.rtos, f.retransmits), (Some(1), 1, 2));
+    let fct = f.fct_s.unwrap();
+    assert!(fct > 0.2 && fct < 0.5, "fct {fct}");
+}
+
+#[test]
+fn lost_retransmission_backs_off_the_rto() {
+    // Without tail-loss probes, as in tail_loss_is_repaired_by_rto.
+    let size = 20 * 1448;
+    let mut cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    cfg.tlp = false;
     let mut sim = Simulation::new(cfg).unwrap();
     sim.drop_segment(0, 19);
     sim.drop_segment(0, 19);

@@ -291,6 +291,15 @@ impl<C: CongestionControl> Sender<C> {
         self.rack_list.clear();
         self.reo_deadline = None;
         self.tcp.set_cwnd(self.tcp.packets_in_flight() + 1);
+        // tcp_retransmit_timer retransmits the head whatever its state: a
+        // tail-loss probe's copy of it (retransmitted, then marked lost
+        // here, which keeps TCPCB_SACKED_RETRANS) must not block that.
+        if let Some(seg) = self.segs.front_mut()
+            && seg.flags & (F_SACKED | F_RETRANS) == F_RETRANS
+        {
+            seg.flags &= !F_RETRANS;
+            self.tcp.retrans_out -= 1;
+        }
         self.tcp.snd_cwnd_cnt = 0;
         self.high_seq = self.nxt;
         self.set_state(CaState::Loss);
