@@ -8,14 +8,15 @@
 //! before each call. Throughput is reported in ACKs (elements) per second;
 //! `per_ack/replay_only` is the replay's own cost, to subtract.
 //!
-//! `transport/<alg>` measures the whole test transport for comparison
+//! `transport/<alg>` measures the whole transport (`bbrkit_cc::transport`,
+//! the code `bbrkit-sim` runs) on the test path for comparison
 //! (scoreboard, RTT, rate sampler, loss marking, controller, path events):
 //! a 1 s run, throughput in ACKs.
 //!
 //! Run: `cargo bench -p bbrkit-cc --bench per_ack -- --quick`
 
 use bbrkit_cc::rate::RateSample;
-use bbrkit_cc::testing::{Driver, PathConfig, random_loss};
+use bbrkit_cc::testing::{Driver, TestPath, random_loss};
 use bbrkit_cc::{
     AckSample, Algorithm, AnyController, CaState, CongestionControl, Instant, SeededRng, Tcp,
 };
@@ -32,13 +33,13 @@ struct Rec {
     rs: RateSample,
 }
 
-fn cfg() -> PathConfig {
-    PathConfig {
+fn cfg() -> TestPath {
+    TestPath {
         rate_bps: 100_000_000,
         base_rtt: Duration::from_millis(20),
         queue_limit: 250,
         record_trace: false,
-        ..PathConfig::default()
+        ..TestPath::default()
     }
 }
 

@@ -527,6 +527,9 @@ impl CongestionControl for Bbr3 {
                 }
             }
             CaEvent::EcnIsCe | CaEvent::EcnNoCe => self.on_ce_event(tcp, event),
+            // v3 `bbr_cwnd_event`: CA_EVENT_TLP_RECOVERY runs
+            // bbr_run_loss_probe_recovery (a no-op in v2).
+            CaEvent::TlpRecovery => self.on_tlp_recovery(tcp, tcp.tlp_orig_data_app_limited),
             _ => {}
         }
     }

@@ -22,7 +22,7 @@
 //! `set_state` is called before `tcp.ca_state` changes, `ssthresh` before
 //! `set_state`, as in Linux. `docs/cc.md` has the full transport contract.
 //!
-//! [`crate::testing::Sender`] is a complete, tested example of this order.
+//! [`crate::transport::Sender`] is the complete, tested implementation of this order.
 //!
 //! Additions since the first version (additive, default no-op):
 //! `skb_marked_lost` (google/bbr v3 `ops->skb_marked_lost`).

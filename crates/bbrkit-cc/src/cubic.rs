@@ -310,7 +310,7 @@ impl CongestionControl for Cubic {
 
     /// `cubictcp_cong_avoid`.
     fn cong_avoid(&mut self, tcp: &mut Tcp, _ack: u64, acked: u32) {
-        if !tcp.is_cwnd_limited {
+        if !tcp.tcp_is_cwnd_limited() {
             return;
         }
         let mut acked = acked;

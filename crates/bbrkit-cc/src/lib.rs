@@ -10,10 +10,12 @@
 //! name with [`Algorithm`] (`"bbr"` means BBRv1, as in the kernel) and drive it
 //! through [`AnyController`].
 //!
-//! [`testing`] is a small deterministic transport and synthetic path that
-//! runs the Linux per-ACK call sequence; the unit, property and snapshot
-//! tests use it, and it is the reference for how a transport must call a
-//! controller. `docs/cc.md` documents the interface, the call order and
+//! [`transport`] is the one TCP transport (scoreboard, RACK, PRR and
+//! recovery, RTT estimator and RTO, rate-sampling hand-off, pacing),
+//! generic over the controller: `bbrkit-sim` runs every flow on it, and it
+//! is the reference for how a transport must call a controller. `testing`
+//! (this crate's tests, or the `testing` feature) puts it on a small
+//! synthetic path for the unit, property and snapshot tests. `docs/cc.md` documents the interface, the call order and
 //! every deliberate deviation from the kernel references.
 
 #![forbid(unsafe_code)]
@@ -30,8 +32,10 @@ pub mod random;
 pub mod rate;
 pub mod reno;
 pub mod tcp;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;
+pub mod transport;
 
 pub use algorithm::{Algorithm, AnyController, UnknownAlgorithm};
 pub use controller::{CongestionControl, Status};

@@ -28,7 +28,13 @@
 //!   at "infinity"), but always has a SYN RTT sample by then.
 //! * Times are nanoseconds, not whole microseconds.
 //! * `tcp_rate_gen`'s `rate_delivered`/`rate_interval_us` (for `tcp_info`) are
-//!   not kept; `rs.lost` and `tx.lost` follow v2alpha's `tx.lost` snapshot.
+//!   not kept.
+//! * `rs.lost` is v3's: `rs.prior_lost` is taken from the chosen packet's
+//!   `tx.lost` in [`on_packet_delivered`], and `rs.lost = tcp.lost -
+//!   rs.prior_lost` in [`generate`] (google/bbr v3 `tcp_rate_gen`), so it
+//!   includes the packets this ACK's loss detection marked. (v2alpha
+//!   computed it in `tcp_rate_skb_delivered`, before the ACK's marks; this
+//!   crate did so until the transport unification.)
 
 use crate::tcp::Tcp;
 use crate::time::{Duration, Instant};
@@ -89,8 +95,12 @@ pub struct RateSample {
     pub rtt: Option<Duration>,
     /// In flight when the newest acknowledged packet was sent (v3 `tx_in_flight`).
     pub tx_in_flight: u32,
-    /// Packets marked lost between that send and this ACK (v3 `rs->lost`).
+    /// Packets marked lost between that send and this ACK, this ACK's own
+    /// marks included (v3 `rs->lost`, set by [`generate`]).
     pub lost: u64,
+    /// `tcp.lost` when the newest acknowledged packet was sent (v3
+    /// `rs->prior_lost`).
+    pub prior_lost: u64,
     /// Whether the newest acknowledged packet was sent while app-limited.
     pub is_app_limited: bool,
     /// Whether the newest acknowledged packet was a retransmission.
@@ -145,7 +155,7 @@ pub fn on_packet_delivered(tcp: &mut Tcp, rs: &mut RateSample, tx: &mut TxSnapsh
         rs.is_app_limited = tx.is_app_limited;
         rs.is_retrans = tx.is_retrans;
         rs.tx_in_flight = tx.tx_in_flight;
-        rs.lost = tcp.lost.saturating_sub(tx.lost);
+        rs.prior_lost = tx.lost;
         rs.last_sent = Some((tx.send_time, tx.end_seq));
         tcp.first_send_time = tx.send_time;
         rs.send_elapsed = tx.send_time - tx.first_send_time;
@@ -186,6 +196,7 @@ pub fn generate(
         return false;
     }
     rs.delivered = Some(tcp.delivered.saturating_sub(rs.prior_delivered));
+    rs.lost = tcp.lost.saturating_sub(rs.prior_lost);
     rs.delivered_ce = tcp.delivered_ce.saturating_sub(rs.prior_delivered_ce);
     rs.ack_elapsed = tcp.now - prior_time;
     let interval = rs.send_elapsed.max(rs.ack_elapsed);

@@ -65,7 +65,7 @@ impl CongestionControl for Reno {
 
     /// Linux `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, tcp: &mut Tcp, _ack: u64, acked: u32) {
-        if !tcp.is_cwnd_limited {
+        if !tcp.tcp_is_cwnd_limited() {
             return;
         }
         let mut acked = acked;

@@ -59,6 +59,10 @@ pub enum CaEvent {
     EcnNoCe,
     /// ECN: an ACK echoing CE (`CA_EVENT_ECN_IS_CE`).
     EcnIsCe,
+    /// A tail-loss probe repaired a loss (google/bbr v3
+    /// `CA_EVENT_TLP_RECOVERY`; `tcp.tlp_orig_data_app_limited` says
+    /// whether the probed data was sent app-limited).
+    TlpRecovery,
 }
 
 /// Linux `struct ack_sample`, passed to `pkts_acked` once per ACK that
@@ -89,8 +93,17 @@ pub struct Tcp {
     pub snd_cwnd_cnt: u32,
     /// Upper bound on `snd_cwnd` (`tp->snd_cwnd_clamp`).
     pub snd_cwnd_clamp: u32,
-    /// Whether the last send was limited by cwnd (`tcp_is_cwnd_limited`).
+    /// The raw `tp->is_cwnd_limited` the transport keeps in
+    /// `tcp_cwnd_validate`: the last window of sends was limited by cwnd.
+    /// BBRv3 reads this flag itself; Reno and CUBIC ask
+    /// [`Tcp::tcp_is_cwnd_limited`], which adds the slow-start clause.
     pub is_cwnd_limited: bool,
+    /// Whether the data a tail-loss probe retransmitted had been sent
+    /// app-limited (google/bbr v3 `tp->tlp_orig_data_app_limited`).
+    pub tlp_orig_data_app_limited: bool,
+    /// Most packets out during the last window of sends
+    /// (`tp->max_packets_out`, kept in `tcp_cwnd_validate`).
+    pub max_packets_out: u32,
     /// cwnd when the current reduction began (`tp->prior_cwnd`, set by the
     /// transport in `tcp_init_cwnd_reduction`); the undo target.
     pub prior_cwnd: u32,
@@ -174,6 +187,8 @@ impl Tcp {
             snd_cwnd_cnt: 0,
             snd_cwnd_clamp: u32::MAX,
             is_cwnd_limited: false,
+            max_packets_out: 0,
+            tlp_orig_data_app_limited: false,
             prior_cwnd: 0,
             packets_out: 0,
             sacked_out: 0,
@@ -211,6 +226,16 @@ impl Tcp {
     /// Linux `tcp_in_slow_start`: `snd_cwnd < snd_ssthresh`.
     pub fn in_slow_start(&self) -> bool {
         self.snd_cwnd < self.snd_ssthresh
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: the raw flag, or in slow start while
+    /// cwnd is below twice the packets out ("don't increase cwnd when not
+    /// cwnd-limited, but allow slow start to double").
+    pub fn tcp_is_cwnd_limited(&self) -> bool {
+        if self.is_cwnd_limited {
+            return true;
+        }
+        self.in_slow_start() && self.snd_cwnd < 2 * self.max_packets_out
     }
 
     /// Linux `tcp_snd_cwnd_set` semantics, clamped to `[1, snd_cwnd_clamp]`.

@@ -1,45 +1,69 @@
-//! A small deterministic synthetic path for unit tests of every controller.
-//! Test tool, not the simulator (that is `bbrkit-sim`): one flow, one
-//! bottleneck, no jitter, no reordering, no ACK loss.
+//! A small deterministic synthetic path for the controllers' tests: the one
+//! transport ([`crate::transport`]: its `Sender` and `Receiver`, the code
+//! `bbrkit-sim` runs) over one bottleneck with a drop-tail queue, a fixed
+//! propagation delay, an optional loss hook and optional CE marking. Test
+//! tool, not the simulator (that is `bbrkit-sim`): one flow, no jitter, no
+//! reordering, no ACK loss.
 //!
-//! Compiled always (it is small and has no dependencies), so the BBR files'
-//! unit tests, `tests/` and benches can all use it; no feature flag needed.
+//! Compiled for this crate's own tests and, with the `testing` feature, for
+//! its integration tests and benches (they enable it through a
+//! dev-dependency on this crate); never part of the default public API.
 //! Like the rest of the crate it never reads a clock: virtual time only.
 //!
 //! ```text
 //!  Sender ──loss hook──► bottleneck (rate, drop-tail queue, optional ECN CE
 //!    ▲                    mark above a threshold) ──► base_rtt/2 ──► Receiver
 //!    │                                                                  │
-//!    └───────────────── base_rtt/2 ◄── ACK (cum, SACKs, ECE) every 1 or 2 ┘
+//!    └──────────── base_rtt/2 ◄── ACK (cum, SACK blocks, ECE), every 1 or 2 ┘
 //! ```
 //!
-//! The sender ([`Sender`]) runs the Linux per-ACK sequence documented in
-//! [`crate::controller`] and in [`sender`]; it is bulk (always has data) or
-//! on/off ([`App::OnOff`]), limited by cwnd and, when the controller paces
-//! (BBR: `has_cong_control`, like the kernel's `SK_PACING_NEEDED`), by
-//! `tcp.pacing_rate`. After every ACK the driver records a [`TraceEvent`]
-//! (when [`PathConfig::record_trace`]) and calls the observer, if any.
+//! The sender is bulk (always has data) or on/off ([`App::OnOff`]); it
+//! paces when the controller has `cong_control` (BBR, like the kernel's
+//! `SK_PACING_NEEDED`) or when [`Pacing::On`] asks for it (fq). After every
+//! ACK the driver records a [`TraceEvent`] (when [`TestPath::record_trace`])
+//! and calls the observer, if any.
 //!
 //! ```
-//! use bbrkit_cc::{Algorithm, testing::{Driver, PathConfig}};
+//! use bbrkit_cc::{Algorithm, testing::{Driver, TestPath}};
 //! use std::time::Duration;
-//! let mut d = Driver::with_algorithm(PathConfig::default(), Algorithm::Reno, 1);
+//! let mut d = Driver::with_algorithm(TestPath::default(), Algorithm::Reno, 1);
 //! d.run_for(Duration::from_secs(2));
 //! assert!(d.sender.tcp.delivered > 1000);
 //! ```
-
-pub mod sender;
 
 use std::collections::{BTreeSet, VecDeque};
 
 use crate::algorithm::{Algorithm, AnyController};
 use crate::controller::CongestionControl;
 use crate::random::SeededRng;
-use crate::rate::{self, RateSample};
+use crate::rate::RateSample;
 use crate::tcp::{CaState, Tcp};
 use crate::time::{Duration, Instant};
+use crate::transport::{AckPacket, DataPacket, Receiver, Sender, SenderConfig};
 
-pub use sender::{Ack, AckOutcome, Sender, SenderStats, Transmission};
+/// The seed of a randomised test: `BBRKIT_TEST_SEED` when set, else
+/// `default`. Printed, so a failing test's captured output names it and
+/// `BBRKIT_TEST_SEED=<n>` replays it.
+pub fn test_seed(default: u64) -> u64 {
+    let seed = std::env::var("BBRKIT_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default);
+    println!("seed {seed} (replay with BBRKIT_TEST_SEED={seed})");
+    seed
+}
+
+/// The seeds of a randomised test over `defaults`: only `BBRKIT_TEST_SEED`
+/// when set. Each is printed as it starts.
+pub fn test_seeds(defaults: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    match std::env::var("BBRKIT_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+    {
+        Some(s) => vec![s],
+        None => defaults.into_iter().collect(),
+    }
+}
 
 /// Linux `TCP_DELACK_MIN` (40 ms): the delayed-ACK timer.
 pub const TCP_DELACK_MIN: Duration = Duration::from_millis(40);
@@ -59,7 +83,7 @@ pub enum App {
     },
 }
 
-/// Whether the sender paces.
+/// Whether a loss-based controller paces (BBR always does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pacing {
     /// Pace iff the controller has `cong_control` (BBR), as Linux does
@@ -67,13 +91,11 @@ pub enum Pacing {
     Auto,
     /// Always pace at `tcp.pacing_rate` (as with the fq qdisc).
     On,
-    /// Never pace.
-    Off,
 }
 
 /// The synthetic path and sender setup.
 #[derive(Debug, Clone)]
-pub struct PathConfig {
+pub struct TestPath {
     /// Bottleneck rate, bits per second.
     pub rate_bps: u64,
     /// Propagation RTT (half each way), excluding queueing and serialization.
@@ -83,8 +105,8 @@ pub struct PathConfig {
     /// Drop-tail limit of the bottleneck, in packets (including the one
     /// being serialized).
     pub queue_limit: usize,
-    /// ACK every packet (1) or every second in-order packet (2, with the
-    /// 40 ms delayed-ACK timer).
+    /// ACK every packet (1) or every second in-order packet (2, Linux's
+    /// delayed ACK with the 40 ms timer and quick-ACK mode).
     pub ack_every: u32,
     /// Pacing policy.
     pub pacing: Pacing,
@@ -95,15 +117,18 @@ pub struct PathConfig {
     pub ecn_threshold: Option<usize>,
     /// Linux `tcp_slow_start_after_idle`.
     pub slow_start_after_idle: bool,
+    /// Tail loss probes (off by default here, so a tail loss ends in the
+    /// RTO the controllers' tests expect; Linux and `bbrkit sim` probe).
+    pub tlp: bool,
     /// Record a [`TraceEvent`] per ACK and RTO in [`Driver::trace`].
     pub record_trace: bool,
 }
 
-impl Default for PathConfig {
+impl Default for TestPath {
     /// 10 Mbit/s, 40 ms, 1500-byte packets, 100-packet queue (≈3 BDP),
     /// ACK every packet, bulk, automatic pacing, tracing on.
     fn default() -> Self {
-        PathConfig {
+        TestPath {
             rate_bps: 10_000_000,
             base_rtt: Duration::from_millis(40),
             mss: 1500,
@@ -113,12 +138,13 @@ impl Default for PathConfig {
             app: App::Bulk,
             ecn_threshold: None,
             slow_start_after_idle: true,
+            tlp: false,
             record_trace: true,
         }
     }
 }
 
-impl PathConfig {
+impl TestPath {
     /// Time to serialize one packet at the bottleneck.
     pub fn serialization(&self) -> Duration {
         Duration::from_nanos(u64::from(self.mss) * 8 * 1_000_000_000 / self.rate_bps.max(1))
@@ -131,22 +157,13 @@ impl PathConfig {
     }
 }
 
-/// A transmission as the loss hook sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TxInfo {
-    /// When it was sent.
-    pub now: Instant,
-    /// What was sent.
-    pub tx: Transmission,
-}
-
 /// Decides whether a transmission is dropped before the bottleneck.
-pub type LossHook = Box<dyn FnMut(&TxInfo) -> bool>;
+pub type LossHook = Box<dyn FnMut(&DataPacket) -> bool>;
 
-/// Drop the first transmission of each listed packet number.
+/// Drop the first transmission of each listed segment number.
 pub fn drop_packets(nums: impl IntoIterator<Item = u64>) -> LossHook {
     let set: BTreeSet<u64> = nums.into_iter().collect();
-    Box::new(move |i: &TxInfo| !i.tx.is_retrans && set.contains(&i.tx.num))
+    Box::new(move |p: &DataPacket| !p.retrans && set.contains(&p.seg))
 }
 
 /// Drop each transmission independently with probability `p` (seeded).
@@ -154,57 +171,7 @@ pub fn random_loss(p: f64, seed: u64) -> LossHook {
     use crate::random::Random;
     let mut rng = SeededRng::new(seed, 0x1055);
     let thresh = (p.clamp(0.0, 1.0) * f64::from(u32::MAX)) as u32;
-    Box::new(move |_: &TxInfo| rng.next_u32() < thresh)
-}
-
-/// The receiver: cumulative + selective acknowledgement, optional delayed ACK.
-#[derive(Debug, Clone, Default)]
-pub struct Receiver {
-    rcv_nxt: u64,
-    ooo: BTreeSet<u64>,
-    pending_sacks: Vec<u64>,
-    unacked: u32,
-    pending_ece: bool,
-}
-
-impl Receiver {
-    /// A packet arrived. Returns whether the receiver ACKs at once (out of
-    /// order, hole filled, duplicate, or `ack_every` packets pending).
-    pub fn on_packet(&mut self, num: u64, ce: bool, ack_every: u32) -> bool {
-        self.pending_ece |= ce;
-        let had_ooo = !self.ooo.is_empty();
-        let mut immediate = ack_every <= 1 || had_ooo;
-        if num == self.rcv_nxt {
-            self.rcv_nxt += 1;
-            while self.ooo.remove(&self.rcv_nxt) {
-                self.rcv_nxt += 1;
-            }
-        } else if num > self.rcv_nxt {
-            if self.ooo.insert(num) {
-                self.pending_sacks.push(num);
-            }
-            immediate = true;
-        } else {
-            immediate = true; // duplicate (spurious retransmission)
-        }
-        self.unacked += 1;
-        immediate || self.unacked >= ack_every
-    }
-
-    /// Build the ACK for everything received so far.
-    pub fn ack(&mut self) -> Ack {
-        self.unacked = 0;
-        Ack {
-            cum: self.rcv_nxt,
-            sacked: std::mem::take(&mut self.pending_sacks),
-            ece: std::mem::take(&mut self.pending_ece),
-        }
-    }
-
-    /// Packets received in order so far.
-    pub fn rcv_nxt(&self) -> u64 {
-        self.rcv_nxt
-    }
+    Box::new(move |_: &DataPacket| rng.next_u32() < thresh)
 }
 
 /// What happened when a trace record was taken.
@@ -223,7 +190,7 @@ pub struct TraceEvent {
     pub kind: EventKind,
     /// Virtual time, microseconds.
     pub t_us: u64,
-    /// Packet-timed round count (see [`Sender::round`]).
+    /// Packet-timed round count (see [`Driver::round`]).
     pub round: u64,
     /// The controller's state name ([`crate::Status::state`]).
     pub state: &'static str,
@@ -277,70 +244,74 @@ pub struct PathStats {
     pub max_queue: usize,
 }
 
-/// The synthetic path with a sender and a receiver.
+/// The synthetic path with the transport's sender and receiver.
 pub struct Driver<C> {
     /// Path parameters (rate and RTT may be changed between runs).
-    pub cfg: PathConfig,
-    /// The sender with its transport state and controller.
+    pub cfg: TestPath,
+    /// The transport sender with its state and controller.
     pub sender: Sender<C>,
-    /// The receiver.
+    /// The transport receiver.
     pub receiver: Receiver,
     now: Instant,
     queue: VecDeque<Instant>,
     last_departure: Instant,
-    to_receiver: VecDeque<(Instant, u64, bool)>,
-    to_sender: VecDeque<(Instant, Ack)>,
-    delack: Option<Instant>,
-    app_avail: u64,
+    to_receiver: VecDeque<(Instant, DataPacket)>,
+    to_sender: VecDeque<(Instant, AckPacket)>,
     app_wake: Option<Instant>,
     loss: Option<LossHook>,
     observer: Option<Observer<C>>,
     trace: Vec<TraceEvent>,
     stats: PathStats,
+    round: u64,
+    round_end: u64,
+    out: Vec<DataPacket>,
+    started: bool,
 }
 
 impl Driver<AnyController> {
     /// A driver for `alg` built by name, its randomness seeded with `seed`.
-    pub fn with_algorithm(cfg: PathConfig, alg: Algorithm, seed: u64) -> Self {
+    pub fn with_algorithm(cfg: TestPath, alg: Algorithm, seed: u64) -> Self {
         Driver::new(cfg, |tcp| alg.build(tcp, Box::new(SeededRng::new(seed, 0))))
     }
 }
 
 impl<C: CongestionControl> Driver<C> {
     /// A driver at time zero whose controller is built by `build` (`ops->init`).
-    pub fn new(cfg: PathConfig, build: impl FnOnce(&mut Tcp) -> C) -> Self {
+    pub fn new(cfg: TestPath, build: impl FnOnce(&mut Tcp) -> C) -> Self {
         let mut tcp = Tcp::new(Instant::ZERO, cfg.mss);
         // A step-threshold marker is shallow-threshold (DCTCP/L4S-style) ECN.
         tcp.ecn_enabled = cfg.ecn_threshold.is_some();
         tcp.ecn_low = cfg.ecn_threshold.is_some();
-        let mut sender = Sender::new(tcp, build);
-        sender.pacing = match cfg.pacing {
-            Pacing::Auto => sender.cc.has_cong_control(),
-            Pacing::On => true,
-            Pacing::Off => false,
+        let scfg = SenderConfig {
+            pace_loss_based: cfg.pacing == Pacing::On,
+            slow_start_after_idle: cfg.slow_start_after_idle,
+            app_writes: matches!(cfg.app, App::OnOff { .. }),
+            tlp: cfg.tlp,
+            ..SenderConfig::bulk(cfg.mss)
         };
-        sender.tcp.paced = sender.pacing;
-        sender.slow_start_after_idle = cfg.slow_start_after_idle;
-        let app_avail = match cfg.app {
-            App::Bulk => u64::MAX,
-            App::OnOff { burst, .. } => burst,
-        };
+        let mut sender = Sender::with_tcp(0, scfg, tcp, build);
+        if let App::OnOff { burst, .. } = cfg.app {
+            sender.write(burst);
+        }
+        let receiver = Receiver::new(0, TCP_DELACK_MIN).with_ack_every(cfg.ack_every);
         Driver {
             cfg,
             sender,
-            receiver: Receiver::default(),
+            receiver,
             now: Instant::ZERO,
             queue: VecDeque::new(),
             last_departure: Instant::ZERO,
             to_receiver: VecDeque::new(),
             to_sender: VecDeque::new(),
-            delack: None,
-            app_avail,
             app_wake: None,
             loss: None,
             observer: None,
             trace: Vec::new(),
             stats: PathStats::default(),
+            round: 0,
+            round_end: 0,
+            out: Vec::new(),
+            started: false,
         }
     }
 
@@ -371,6 +342,12 @@ impl<C: CongestionControl> Driver<C> {
         self.stats
     }
 
+    /// Packet-timed rounds completed (a round ends when a packet sent after
+    /// the previous round ended is delivered, as BBR counts them).
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
     /// Run for `d` of virtual time.
     pub fn run_for(&mut self, d: Duration) {
         self.run_until(self.now + d);
@@ -378,15 +355,22 @@ impl<C: CongestionControl> Driver<C> {
 
     /// Run until `end` (inclusive of events at `end`).
     pub fn run_until(&mut self, end: Instant) {
+        if !self.started {
+            self.started = true;
+            self.sender.start(self.now, &mut self.out);
+            self.transmit_out();
+        }
         loop {
-            let paced = self.try_send();
+            let s = &self.sender;
             let next = [
                 self.to_receiver.front().map(|e| e.0),
                 self.to_sender.front().map(|e| e.0),
-                self.sender.rto_deadline(),
-                self.delack,
+                s.rto_deadline,
+                s.reo_deadline,
+                s.tlp_deadline,
+                s.pace_deadline,
+                self.receiver.delack_deadline,
                 self.app_wake,
-                paced,
             ]
             .into_iter()
             .flatten()
@@ -406,33 +390,50 @@ impl<C: CongestionControl> Driver<C> {
     fn step(&mut self) {
         let now = self.now;
         while self.to_receiver.front().is_some_and(|e| e.0 <= now) {
-            let (_, num, ce) = self.to_receiver.pop_front().unwrap();
-            if self.receiver.on_packet(num, ce, self.cfg.ack_every) {
-                self.send_ack();
-            } else if self.delack.is_none() {
-                self.delack = Some(now + TCP_DELACK_MIN);
+            let (_, p) = self.to_receiver.pop_front().expect("front checked");
+            let mss = self.cfg.mss;
+            if let Some(ack) = self.receiver.on_data(now, &p, |_| mss) {
+                self.send_ack(ack);
             }
         }
-        if self.delack.is_some_and(|t| t <= now) {
-            self.send_ack();
+        if self.receiver.delack_deadline.is_some_and(|t| t <= now)
+            && let Some(ack) = self.receiver.on_delack_timer(now)
+        {
+            self.send_ack(ack);
         }
         while self.to_sender.front().is_some_and(|e| e.0 <= now) {
-            let (_, ack) = self.to_sender.pop_front().unwrap();
-            let out = self.sender.on_ack(now, &ack);
-            self.after_ack(&out.rs);
+            let (_, ack) = self.to_sender.pop_front().expect("front checked");
+            let outcome = self.sender.on_ack(now, &ack, &mut self.out);
+            self.after_ack(&outcome.rs);
+            self.transmit_out();
         }
-        if self.sender.rto_deadline().is_some_and(|t| t <= now) {
-            self.sender.on_rto(now);
+        if self.sender.rto_deadline.is_some_and(|t| t <= now) {
+            self.sender.on_rto(now, &mut self.out);
             self.record(EventKind::Rto, None);
+            self.transmit_out();
+        }
+        if self.sender.reo_deadline.is_some_and(|t| t <= now) {
+            self.sender.on_reo_timer(now, &mut self.out);
+            self.transmit_out();
+        }
+        if self.sender.tlp_deadline.is_some_and(|t| t <= now) {
+            self.sender.on_tlp_timer(now, &mut self.out);
+            self.transmit_out();
+        }
+        if self.sender.pace_deadline.is_some_and(|t| t <= now) {
+            self.sender.on_pace_timer(now, &mut self.out);
+            self.transmit_out();
         }
         if self.app_wake.is_some_and(|t| t <= now) {
             self.app_wake = None;
             if let App::OnOff { burst, .. } = self.cfg.app {
-                self.app_avail += burst;
+                self.sender.write(burst);
+                self.sender.try_send(now, &mut self.out);
+                self.transmit_out();
             }
         }
         if let App::OnOff { idle, .. } = self.cfg.app
-            && self.app_avail == 0
+            && self.sender.unsent_segs() == 0
             && self.app_wake.is_none()
             && self.sender.tcp.packets_out == 0
         {
@@ -441,6 +442,10 @@ impl<C: CongestionControl> Driver<C> {
     }
 
     fn after_ack(&mut self, rs: &RateSample) {
+        if rs.delivered.is_some() && rs.prior_delivered >= self.round_end {
+            self.round += 1;
+            self.round_end = self.sender.tcp.delivered;
+        }
         self.record(EventKind::Ack, rs.rtt);
         if let Some(obs) = self.observer.as_mut() {
             obs(&AckView {
@@ -448,7 +453,7 @@ impl<C: CongestionControl> Driver<C> {
                 tcp: &self.sender.tcp,
                 cc: &self.sender.cc,
                 rs,
-                round: self.sender.round(),
+                round: self.round,
             });
         }
     }
@@ -462,7 +467,7 @@ impl<C: CongestionControl> Driver<C> {
         self.trace.push(TraceEvent {
             kind,
             t_us: self.now.as_micros(),
-            round: self.sender.round(),
+            round: self.round,
             state: status.state,
             ca_state: tcp.ca_state,
             cwnd: tcp.snd_cwnd,
@@ -476,79 +481,43 @@ impl<C: CongestionControl> Driver<C> {
         });
     }
 
-    fn send_ack(&mut self) {
-        self.delack = None;
-        let ack = self.receiver.ack();
+    fn send_ack(&mut self, ack: AckPacket) {
         let t = self.now + self.cfg.base_rtt / 2;
         let t = self.to_sender.back().map_or(t, |b| b.0.max(t));
         self.to_sender.push_back((t, ack));
     }
 
-    /// Send what cwnd, pacing and the application allow at `now`. Returns
-    /// the pacing release time if sending stopped only because of pacing.
-    fn try_send(&mut self) -> Option<Instant> {
+    /// Puts what the sender just sent through the loss hook and the
+    /// bottleneck.
+    fn transmit_out(&mut self) {
         let now = self.now;
-        let mut cwnd_limited = false;
-        let mut sent_any = false;
-        let mut paced = None;
-        loop {
-            let has_new = self.app_avail > 0;
-            if !self.sender.has_retransmit() && !has_new {
-                // The application has nothing to send: mark the bubble.
-                rate::check_app_limited(&mut self.sender.tcp, 0, false);
-                break;
+        for mut p in std::mem::take(&mut self.out) {
+            if let Some(hook) = self.loss.as_mut()
+                && hook(&p)
+            {
+                self.stats.dropped_hook += 1;
+                continue;
             }
-            if !self.sender.cwnd_allows() {
-                cwnd_limited = true;
-                break;
+            while self.queue.front().is_some_and(|&d| d <= now) {
+                self.queue.pop_front();
             }
-            let release = self.sender.pacing_time();
-            if release > now {
-                paced = Some(release);
-                break;
+            if self.queue.len() >= self.cfg.queue_limit {
+                self.stats.dropped_queue += 1;
+                continue;
             }
-            let Some(tx) = self.sender.send(now, has_new) else {
-                break;
-            };
-            if !tx.is_retrans {
-                self.app_avail -= 1;
-            }
-            sent_any = true;
-            self.transmit(tx);
+            p.ce = self
+                .cfg
+                .ecn_threshold
+                .is_some_and(|k| self.queue.len() >= k);
+            self.stats.ce_marked += u64::from(p.ce);
+            let depart = self.last_departure.max(now) + self.cfg.serialization();
+            self.last_departure = depart;
+            self.queue.push_back(depart);
+            self.stats.max_queue = self.stats.max_queue.max(self.queue.len());
+            let arrive = depart + self.cfg.base_rtt / 2;
+            let arrive = self.to_receiver.back().map_or(arrive, |b| b.0.max(arrive));
+            self.to_receiver.push_back((arrive, p));
         }
-        if sent_any || cwnd_limited {
-            self.sender.cwnd_validate(cwnd_limited);
-        }
-        paced
-    }
-
-    fn transmit(&mut self, tx: Transmission) {
-        let now = self.now;
-        if let Some(hook) = self.loss.as_mut()
-            && hook(&TxInfo { now, tx })
-        {
-            self.stats.dropped_hook += 1;
-            return;
-        }
-        while self.queue.front().is_some_and(|&d| d <= now) {
-            self.queue.pop_front();
-        }
-        if self.queue.len() >= self.cfg.queue_limit {
-            self.stats.dropped_queue += 1;
-            return;
-        }
-        let ce = self
-            .cfg
-            .ecn_threshold
-            .is_some_and(|k| self.queue.len() >= k);
-        self.stats.ce_marked += u64::from(ce);
-        let depart = self.last_departure.max(now) + self.cfg.serialization();
-        self.last_departure = depart;
-        self.queue.push_back(depart);
-        self.stats.max_queue = self.stats.max_queue.max(self.queue.len());
-        let arrive = depart + self.cfg.base_rtt / 2;
-        let arrive = self.to_receiver.back().map_or(arrive, |b| b.0.max(arrive));
-        self.to_receiver.push_back((arrive, tx.num, ce));
     }
 }
 

@@ -12,7 +12,7 @@
 
 use bbrkit_cc::Algorithm;
 use bbrkit_cc::tcp::TCP_INFINITE_SSTHRESH;
-use bbrkit_cc::testing::{App, Driver, EventKind, PathConfig, TraceEvent, random_loss};
+use bbrkit_cc::testing::{App, Driver, EventKind, TestPath, TraceEvent, random_loss};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -45,15 +45,15 @@ fn line(out: &mut String, what: &str, e: &TraceEvent) {
 
 fn event_stream<C: bbrkit_cc::CongestionControl>(d: &Driver<C>) -> String {
     let mut out = String::new();
-    let s = d.sender.stats();
+    let s = d.sender.stats;
     let p = d.stats();
     writeln!(
         out,
         "delivered={} lost={} sent={} retransmitted={} rtos={} recoveries={} queue_drops={} hook_drops={} max_queue={}",
         d.sender.tcp.delivered,
         d.sender.tcp.lost,
-        s.sent,
-        s.retransmitted,
+        s.packets_sent,
+        s.retransmits,
         s.rtos,
         s.recoveries,
         p.dropped_queue,
@@ -89,12 +89,12 @@ fn event_stream<C: bbrkit_cc::CongestionControl>(d: &Driver<C>) -> String {
     out
 }
 
-fn base() -> PathConfig {
-    PathConfig {
+fn base() -> TestPath {
+    TestPath {
         rate_bps: 10_000_000,
         base_rtt: Duration::from_millis(40),
         queue_limit: 100,
-        ..PathConfig::default()
+        ..TestPath::default()
     }
 }
 
@@ -103,7 +103,7 @@ fn run(alg: Algorithm, scenario: &str) -> String {
         "clean" => Driver::with_algorithm(base(), alg, 1),
         "lossy" => Driver::with_algorithm(base(), alg, 1).with_loss(random_loss(0.01, 3)),
         "onoff" => Driver::with_algorithm(
-            PathConfig {
+            TestPath {
                 app: App::OnOff {
                     burst: 300,
                     idle: Duration::from_secs(2),

@@ -5,7 +5,7 @@
 use bbrkit_cc::{Algorithm, Duration};
 
 use crate::loss::LossModel;
-use crate::packet::HEADER_BYTES;
+use bbrkit_cc::transport::HEADER_BYTES;
 
 /// Linux's default MSS on a 1500-byte Ethernet path with timestamps.
 pub const DEFAULT_MSS: u32 = 1448;
@@ -40,13 +40,19 @@ impl PathConfig {
     /// The buffer limit in bytes for segments of `mss` payload bytes
     /// (at least one full packet).
     pub fn buffer_bytes(&self, mss: u32) -> u64 {
+        self.size_bytes(self.buffer, mss)
+            .max(u64::from(mss + HEADER_BYTES))
+    }
+
+    /// `size` in bytes on this path (BDP multiples of its rate × RTT,
+    /// packets of `mss` payload plus headers).
+    pub fn size_bytes(&self, size: BufferSize, mss: u32) -> u64 {
         let pkt = u64::from(mss + HEADER_BYTES);
-        let b = match self.buffer {
+        match size {
             BufferSize::Bytes(b) => b,
             BufferSize::Packets(n) => n * pkt,
             BufferSize::Bdp(m) => (self.bdp_bytes() * m).round() as u64,
-        };
-        b.max(pkt)
+        }
     }
 
     /// Bandwidth-delay product, bytes.
@@ -104,6 +110,13 @@ pub struct SimConfig {
     pub delack: Duration,
     /// Time-series sampling interval; `None` = no time series.
     pub sample_interval: Option<Duration>,
+    /// CE-mark packets that arrive while more than this waits in the
+    /// bottleneck queue (a step-threshold AQM, DCTCP/L4S style); the flows
+    /// then negotiate ECN on a low-threshold path (`tcp.ecn_enabled`,
+    /// `tcp.ecn_low`). `None`: no ECN.
+    pub ecn_threshold: Option<BufferSize>,
+    /// Tail loss probes (Linux default on; see `bbrkit_cc::transport`).
+    pub tlp: bool,
 }
 
 impl SimConfig {
@@ -120,7 +133,15 @@ impl SimConfig {
             rwnd: None,
             delack: Duration::from_millis(40),
             sample_interval: None,
+            ecn_threshold: None,
+            tlp: true,
         }
+    }
+
+    /// The CE-marking threshold in bytes, if ECN is on.
+    pub fn ecn_threshold_bytes(&self) -> Option<u64> {
+        self.ecn_threshold
+            .map(|t| self.path.size_bytes(t, self.mss))
     }
 
     /// Checks the configuration.

@@ -2,10 +2,12 @@
 //!
 //! Owns virtual time ([`engine`]), the bottleneck link and its drop-tail
 //! queue ([`link`]), loss models ([`loss`]), propagation delay ([`delay`]),
-//! the TCP-like sender and receiver ([`sender`], [`receiver`]) that drive the
-//! `bbrkit-cc` controllers the way Linux `tcp_ack` does, run configuration
-//! ([`config`]), the world and its event loop ([`sim`]) and results
-//! ([`report`]). Must never touch the host: no wall clock, no files, no
+//! flows running `bbrkit-cc`'s one TCP transport ([`bbrkit_cc::transport`]:
+//! the sender and receiver that drive the controllers the way Linux
+//! `tcp_ack` does), run configuration
+//! ([`config`]), the world and its event loop ([`sim`]), results
+//! ([`report`]) and experiments: plans, presets, sweeps and parallel runs
+//! ([`experiment`]). Must never touch the host: no wall clock, no files, no
 //! sockets, no global randomness. Same inputs and seed give byte-identical
 //! output.
 //!
@@ -30,19 +32,16 @@
 pub mod config;
 pub mod delay;
 pub mod engine;
+pub mod experiment;
 pub mod histogram;
 pub mod link;
 pub mod loss;
-pub mod packet;
-pub mod ranges;
-pub mod receiver;
 pub mod report;
-pub mod rtt;
-pub mod sender;
 pub mod sim;
 pub mod validation;
 
 pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, SimConfig};
+pub use experiment::{Plan, Preset, RunError, run_parallel};
 pub use loss::LossModel;
 pub use report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
-pub use sim::{Simulation, run};
+pub use sim::{Sender, Simulation, run};

@@ -69,6 +69,12 @@ impl Link {
         self.rate_bps
     }
 
+    /// Whether a packet arriving at `now` is CE-marked: more than
+    /// `threshold` bytes wait in the queue (a step-threshold AQM).
+    pub fn congestion_experienced(&mut self, now: Instant, threshold: Option<u64>) -> bool {
+        threshold.is_some_and(|k| self.backlog_bytes(now) > k)
+    }
+
     /// Bytes waiting at `now` (not counting the packet being serialized).
     pub fn backlog_bytes(&mut self, now: Instant) -> u64 {
         self.advance(now);

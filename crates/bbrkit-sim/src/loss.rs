@@ -146,8 +146,9 @@ mod tests {
 
     #[test]
     fn bernoulli_rate_within_binomial_bounds() {
-        for (seed, p) in [(1u64, 0.02), (2, 0.05), (3, 0.3)] {
-            println!("seed {seed} p {p}");
+        let seeds = bbrkit_cc::testing::test_seeds([1u64, 2, 3]);
+        for (&seed, p) in seeds.iter().cycle().zip([0.02, 0.05, 0.3]) {
+            println!("seed {seed} p {p} (replay with BBRKIT_TEST_SEED={seed})");
             let mut d = Dropper::new(LossModel::bernoulli(p), SeededRng::new(seed, 7));
             let n = 200_000;
             let drops = (0..n).filter(|_| d.drop_next()).count() as u64;

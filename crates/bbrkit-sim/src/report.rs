@@ -58,6 +58,12 @@ pub struct FlowReport {
     pub rtos: u64,
     /// Fast-recovery episodes.
     pub recoveries: u64,
+    /// Packets the bottleneck CE-marked (only with ECN on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ce_marks: Option<u64>,
+    /// Tail-loss probes sent (only when the flow sent any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tlps: Option<u64>,
     /// RTT percentiles over per-ACK samples, milliseconds.
     pub rtt_ms: Option<Percentiles>,
     /// Flow completion time (finite flows that finished), seconds from start.

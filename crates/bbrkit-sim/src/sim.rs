@@ -11,19 +11,23 @@
 //! Random streams (one [`SeededRng`] each, all from the run's seed): stream 1
 //! the data-path loss, stream 2 the ACK loss, stream `1000 + i` flow `i`'s
 //! controller. Owns the wiring only: transport behaviour lives in
-//! [`crate::sender`] and [`crate::receiver`]. Must never read a clock.
+//! [`bbrkit_cc::transport`] (its `Sender` and `Receiver`, the same code the
+//! controllers' tests run). Must never read a clock.
 
-use bbrkit_cc::{CaState, Duration, Instant, SeededRng};
+use bbrkit_cc::transport::{AckPacket, DataPacket, Receiver, SenderConfig, seg_len};
+use bbrkit_cc::{AnyController, CaState, Duration, Instant, SeededRng};
 
 use crate::config::{ConfigError, SimConfig};
 use crate::delay::DelayLine;
 use crate::engine::{EventQueue, Timer};
+use crate::histogram::Histogram;
 use crate::link::Link;
 use crate::loss::{Dropper, LossModel};
-use crate::packet::{AckPacket, DataPacket};
-use crate::receiver::Receiver;
 use crate::report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
-use crate::sender::{Sender, SenderConfig, seg_len};
+
+/// The transport sender as the simulator runs it: any of the five
+/// controllers, picked by name.
+pub type Sender = bbrkit_cc::transport::Sender<AnyController>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -32,6 +36,7 @@ enum Ev {
     AckArrive(u32),
     Rto(u32),
     Reo(u32),
+    Tlp(u32),
     Pace(u32),
     Delack(u32),
     Sample,
@@ -41,12 +46,15 @@ enum Ev {
 struct Timers {
     rto: Timer,
     reo: Timer,
+    tlp: Timer,
     pace: Timer,
     delack: Timer,
 }
 
 struct Flow {
     sender: Sender,
+    /// RTT samples (per ACK, of the newest delivered segment), ns.
+    rtt: Histogram,
     receiver: Receiver,
     fwd: DelayLine<DataPacket>,
     rev: DelayLine<AckPacket>,
@@ -57,6 +65,7 @@ struct Flow {
     mss: u32,
     queue_drops: u64,
     random_drops: u64,
+    ce_marks: u64,
     last_sample_bytes: u64,
     last_sample_received: u64,
 }
@@ -112,18 +121,23 @@ impl Simulation {
                 let extra_half = f.extra_rtt / 2;
                 let fwd = half + extra_half;
                 let rev = (cfg.path.rtt - half) + (f.extra_rtt - extra_half);
-                let rng = Box::new(SeededRng::new(cfg.seed, 1000 + u64::from(i)));
+                let rng: Box<dyn bbrkit_cc::Random + Send> =
+                    Box::new(SeededRng::new(cfg.seed, 1000 + u64::from(i)));
                 let scfg = SenderConfig {
-                    mss: cfg.mss,
                     size: f.size,
                     pace_loss_based: cfg.pace_loss_based,
                     rwnd: cfg.rwnd,
                     init_cwnd: cfg.init_cwnd,
+                    ecn: cfg.ecn_threshold.is_some(),
+                    tlp: cfg.tlp,
+                    ..SenderConfig::bulk(cfg.mss)
                 };
+                let alg = f.algorithm;
                 let start = t0 + f.start;
                 q.schedule(start, Ev::Start(i));
                 Flow {
-                    sender: Sender::new(i, f.algorithm, rng, scfg, start),
+                    sender: Sender::new(i, scfg, start, |tcp| alg.build(tcp, rng)),
+                    rtt: Histogram::default(),
                     receiver: Receiver::new(i, cfg.delack),
                     fwd: DelayLine::new(fwd),
                     rev: DelayLine::new(rev),
@@ -134,6 +148,7 @@ impl Simulation {
                     mss: cfg.mss,
                     queue_drops: 0,
                     random_drops: 0,
+                    ce_marks: 0,
                     last_sample_bytes: 0,
                     last_sample_received: 0,
                 }
@@ -250,7 +265,10 @@ impl Simulation {
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::AckArrive(f));
                 }
-                fl.sender.on_ack(now, &a, &mut self.out);
+                let outcome = fl.sender.on_ack(now, &a, &mut self.out);
+                if let Some(r) = outcome.rtt {
+                    fl.rtt.record(r.as_nanos() as u64);
+                }
                 self.after_sender(now, f);
             }
             Ev::Rto(f) => {
@@ -264,6 +282,13 @@ impl Simulation {
                 let fl = &mut self.flows[f as usize];
                 if fl.timers.reo.fire(now) {
                     fl.sender.on_reo_timer(now, &mut self.out);
+                }
+                self.after_sender(now, f);
+            }
+            Ev::Tlp(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.timers.tlp.fire(now) {
+                    fl.sender.on_tlp_timer(now, &mut self.out);
                 }
                 self.after_sender(now, f);
             }
@@ -313,14 +338,17 @@ impl Simulation {
 
     /// Puts the sender's packets on the link and mirrors its timers.
     fn after_sender(&mut self, now: Instant, f: u32) {
-        for p in self.out.drain(..) {
+        let ecn = self.cfg.ecn_threshold_bytes();
+        for mut p in self.out.drain(..) {
             let fl = &mut self.flows[p.flow as usize];
+            p.ce = self.link.congestion_experienced(now, ecn);
             // The link is FIFO at a fixed rate: the departure time is known
             // now, and loss after the link is drawn in departure order.
             let Some(departure) = self.link.enqueue(now, p.wire_len()) else {
                 fl.queue_drops += 1;
                 continue;
             };
+            fl.ce_marks += u64::from(p.ce);
             let forced = !self.forced_drops.is_empty() && {
                 let hit = self.forced_drops.iter().position(|&d| d == (p.flow, p.seg));
                 hit.map(|i| self.forced_drops.swap_remove(i)).is_some()
@@ -336,12 +364,16 @@ impl Simulation {
         let t = &mut fl.timers;
         t.rto.deadline = s.rto_deadline;
         t.reo.deadline = s.reo_deadline;
+        t.tlp.deadline = s.tlp_deadline;
         t.pace.deadline = s.pace_deadline;
         if let Some(at) = t.rto.needs_event() {
             self.q.schedule(at, Ev::Rto(f));
         }
         if let Some(at) = t.reo.needs_event() {
             self.q.schedule(at, Ev::Reo(f));
+        }
+        if let Some(at) = t.tlp.needs_event() {
+            self.q.schedule(at, Ev::Tlp(f));
         }
         if let Some(at) = t.pace.needs_event() {
             self.q.schedule(at, Ev::Pace(f));
@@ -426,7 +458,9 @@ impl Simulation {
                     random_drops: fl.random_drops,
                     rtos: s.stats.rtos,
                     recoveries: s.stats.recoveries,
-                    rtt_ms: Percentiles::from_ns(&s.stats.rtt),
+                    ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
+                    tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
+                    rtt_ms: Percentiles::from_ns(&fl.rtt),
                     fct_s: fct,
                     share: 0.0,
                     ratio: None,

@@ -111,13 +111,15 @@ fn several_losses_in_one_window_recover_without_timeout() {
 #[test]
 fn tail_loss_is_repaired_by_rto() {
     // 20 segments; the last one is lost: no later data can produce SACKs.
+    // Without tail-loss probes (Linux tcp_early_retrans=0) the RTO repairs it.
     let size = 20 * 1448;
-    let cfg = SimConfig::new(
+    let mut cfg = SimConfig::new(
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
         vec![finite(Algorithm::Reno, size)],
         Duration::from_secs(10),
         1,
     );
+    cfg.tlp = false;
     let mut sim = Simulation::new(cfg).unwrap();
     sim.drop_segment(0, 19);
     sim.run(&mut |_| {});
@@ -130,7 +132,10 @@ fn tail_loss_is_repaired_by_rto() {
 }
 
 #[test]
-fn lost_retransmission_backs_off_the_rto() {
+fn tail_loss_is_repaired_by_a_loss_probe_after_two_rtts() {
+    // The same tail loss with TLP (the default): the probe retransmits the
+    // last segment 2·srtt + 2 ms after the last ACK, no RTO, and the ACK
+    // that covers it ends the flow.
     let size = 20 * 1448;
     let cfg = SimConfig::new(
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
@@ -138,6 +143,51 @@ fn lost_retransmission_backs_off_the_rto() {
         Duration::from_secs(10),
         1,
     );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.rtos, f.retransmits, f.tlps), (0, 1, Some(1)));
+    let fct = f.fct_s.unwrap();
+    // Two RTTs of data, 2·srtt + 2 ms of probe timeout, one RTT of repair.
+    assert!(fct > 0.04 && fct < 0.08, "fct {fct}");
+}
+
+#[test]
+fn a_lost_probe_is_followed_by_the_rto_retransmitting_the_head() {
+    // The tail segment and the probe's copy of it are both lost: the RTO
+    // retransmits the head at once (tcp_retransmit_timer), although the
+    // probe's copy still counts as a retransmission in flight.
+    let size = 20 * 1448;
+    let cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.drop_segment(0, 19);
+    sim.drop_segment(0, 19);
+    sim.run(&mut |_| {});
+    let f = &sim.report().flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    assert_eq!((f.tlps, f.rtos, f.retransmits), (Some(1), 1, 2));
+    let fct = f.fct_s.unwrap();
+    assert!(fct > 0.2 && fct < 0.5, "fct {fct}");
+}
+
+#[test]
+fn lost_retransmission_backs_off_the_rto() {
+    // Without tail-loss probes, as in tail_loss_is_repaired_by_rto.
+    let size = 20 * 1448;
+    let mut cfg = SimConfig::new(
+        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(10),
+        1,
+    );
+    cfg.tlp = false;
     let mut sim = Simulation::new(cfg).unwrap();
     sim.drop_segment(0, 19);
     sim.drop_segment(0, 19);

@@ -1,6 +1,6 @@
 //! BBRv1 state-transition tests, driven by a synthetic ACK stream
-//! ([`harness`]: a deterministic packet-level path running the real rate
-//! sampler) or by hand-made rate samples where a test needs exact control.
+//! ([`harness`]: a deterministic packet-level path running the one transport,
+//! `crate::transport`) or by hand-made rate samples where a test needs exact control.
 
 mod harness;
 
@@ -201,16 +201,16 @@ fn drain_to_probe_bw_with_a_random_phase_never_the_drain_phase() {
         let mut predict = SeededRng::new(seed, 1);
         let expected = first_phase(predict.below(BBR_CYCLE_RAND));
         let mut h = Harness::new(Link::basic(), rng(seed));
-        let done = h.run_until_cond(at(3.0), |h| h.bbr.mode() == Mode::ProbeBw);
+        let done = h.run_until_cond(at(3.0), |h| h.s.cc.bbr.mode() == Mode::ProbeBw);
         assert!(done, "seed {seed}: reached PROBE_BW");
         let drain: Vec<&Trace> = h.trace.iter().filter(|t| t.mode == Mode::Drain).collect();
         assert!(!drain.is_empty(), "seed {seed}: passed through DRAIN");
         let last = h.trace.last().unwrap();
         // In DRAIN inflight was above BDP + budget; on leaving it fits.
-        let bdp = h.bbr.bdp(h.bbr.max_bw(), BBR_UNIT);
+        let bdp = h.s.cc.bbr.bdp(h.s.cc.bbr.max_bw(), BBR_UNIT);
         // + 3 TSO bursts + even rounding + what the pacer delivers before
         // the next departure (a 0.34-gain packet gap is ~3 packets).
-        let budget = 3 * Bbr1::tso_segs_goal(&h.tcp) + 1 + 4;
+        let budget = 3 * Bbr1::tso_segs_goal(&h.s.tcp) + 1 + 4;
         assert!(drain.iter().all(|t| t.in_flight > bdp), "seed {seed}");
         assert!(
             last.in_flight <= bdp + budget,
@@ -218,7 +218,7 @@ fn drain_to_probe_bw_with_a_random_phase_never_the_drain_phase() {
             last.in_flight,
             bdp + budget
         );
-        assert_eq!(h.bbr.cycle_idx(), Some(expected), "seed {seed}");
+        assert_eq!(h.s.cc.bbr.cycle_idx(), Some(expected), "seed {seed}");
         assert_ne!(expected, 1);
         phases.insert(expected);
     }
@@ -250,7 +250,7 @@ fn phases(trace: &[Trace]) -> Vec<(u8, Instant, Instant)> {
 fn probe_bw_advances_one_phase_per_min_rtt() {
     let mut h = Harness::new(Link::basic(), rng(3));
     h.run_for(secs(4.0));
-    let min_rtt = Duration::from_micros(u64::from(h.bbr.min_rtt_us().unwrap()));
+    let min_rtt = Duration::from_micros(u64::from(h.s.cc.bbr.min_rtt_us().unwrap()));
     assert_eq!(
         min_rtt,
         Duration::from_millis(41),
@@ -292,10 +292,14 @@ fn probe_phase_needs_five_quarters_bdp_in_flight_or_a_loss() {
     h.run_for(secs(1.5));
     // A receive window just above BDP: inflight can never reach 5/4 BDP.
     h.rwnd = 46;
-    assert!(h.run_until_cond(at(4.0), |h| h.bbr.cycle_idx() == Some(0)));
+    assert!(h.run_until_cond(at(4.0), |h| h.s.cc.bbr.cycle_idx() == Some(0)));
     let start = h.now;
     h.run_for(secs(1.0));
-    assert_eq!(h.bbr.cycle_idx(), Some(0), "still probing after 24 min_rtt");
+    assert_eq!(
+        h.s.cc.bbr.cycle_idx(),
+        Some(0),
+        "still probing after 24 min_rtt"
+    );
     assert!(
         h.trace
             .iter()
@@ -305,8 +309,8 @@ fn probe_phase_needs_five_quarters_bdp_in_flight_or_a_loss() {
     // A loss ends the probe at once (its min_rtt has long passed).
     h.drop_next = 1;
     let lost_at = h.now;
-    assert!(h.run_until_cond(at(7.0), |h| h.bbr.cycle_idx() != Some(0)));
-    assert_eq!(h.bbr.cycle_idx(), Some(1));
+    assert!(h.run_until_cond(at(7.0), |h| h.s.cc.bbr.cycle_idx() != Some(0)));
+    assert_eq!(h.s.cc.bbr.cycle_idx(), Some(1));
     let t = h.trace.last().unwrap();
     assert!(
         t.losses > 0,
@@ -326,16 +330,16 @@ fn probe_rtt_cycle(rtt_ms: u64, warmup: f64, hold: std::ops::RangeInclusive<Dura
     link.rtt = Duration::from_millis(rtt_ms);
     let mut h = Harness::new(link, rng(5));
     h.run_for(secs(warmup));
-    assert_eq!(h.bbr.mode(), Mode::ProbeBw);
+    assert_eq!(h.s.cc.bbr.mode(), Mode::ProbeBw);
     h.link.rtt = Duration::from_millis(rtt_ms + 5);
     // Let the packets sent before the change be ACKed.
     h.run_for(Duration::from_millis(2 * rtt_ms + 100));
-    let stamp = h.bbr.min_rtt_stamp;
-    let prior = h.tcp.snd_cwnd;
-    assert!(h.run_until_cond(at(warmup + 11.0), |h| h.bbr.mode() == Mode::ProbeRtt));
+    let stamp = h.s.cc.bbr.min_rtt_stamp;
+    let prior = h.s.tcp.snd_cwnd;
+    assert!(h.run_until_cond(at(warmup + 11.0), |h| h.s.cc.bbr.mode() == Mode::ProbeRtt));
     let enter = h.now;
     assert_eq!(
-        h.bbr.min_rtt_stamp,
+        h.s.cc.bbr.min_rtt_stamp,
         jiffies(enter),
         "the expired min_rtt was replaced"
     );
@@ -344,11 +348,11 @@ fn probe_rtt_cycle(rtt_ms: u64, warmup: f64, hold: std::ops::RangeInclusive<Dura
         "entered at {} ms",
         ms(enter)
     );
-    assert_eq!(h.tcp.snd_cwnd, 4, "cwnd capped at bbr_cwnd_min_target");
-    assert!(h.bbr.prior_cwnd() >= prior.min(h.trace[h.trace.len() - 2].cwnd));
-    let saved = h.bbr.prior_cwnd();
+    assert_eq!(h.s.tcp.snd_cwnd, 4, "cwnd capped at bbr_cwnd_min_target");
+    assert!(h.s.cc.bbr.prior_cwnd() >= prior.min(h.trace[h.trace.len() - 2].cwnd));
+    let saved = h.s.cc.bbr.prior_cwnd();
 
-    assert!(h.run_until_cond(at(warmup + 12.0), |h| h.bbr.mode() != Mode::ProbeRtt));
+    assert!(h.run_until_cond(at(warmup + 12.0), |h| h.s.cc.bbr.mode() != Mode::ProbeRtt));
     let exit = h.trace.last().unwrap().clone();
     assert_eq!(
         exit.mode,
@@ -389,7 +393,7 @@ fn probe_rtt_cycle(rtt_ms: u64, warmup: f64, hold: std::ops::RangeInclusive<Dura
     );
     assert!(exit.cwnd > 40);
     assert_eq!(
-        h.bbr.min_rtt_stamp,
+        h.s.cc.bbr.min_rtt_stamp,
         jiffies(exit.now),
         "10 s until the next PROBE_RTT"
     );
@@ -437,13 +441,14 @@ fn probe_rtt_returns_to_startup_if_the_pipe_was_never_full() {
     h.app_interval = Some(Duration::from_millis(10));
     h.run_for(secs(1.0));
     h.link.rtt = Duration::from_millis(45);
-    assert!(h.run_until_cond(at(12.0), |h| h.bbr.mode() != Mode::Startup));
-    assert_eq!(h.bbr.mode(), Mode::ProbeRtt);
-    assert!(!h.bbr.full_bw_reached());
-    assert!(h.run_until_cond(at(13.0), |h| h.bbr.mode() != Mode::ProbeRtt));
-    assert_eq!(h.bbr.mode(), Mode::Startup);
+    assert!(h.run_until_cond(at(12.0), |h| h.s.cc.bbr.mode() != Mode::Startup));
+    assert_eq!(h.s.cc.bbr.mode(), Mode::ProbeRtt);
+    assert!(!h.s.cc.bbr.full_bw_reached());
+    assert!(h.run_until_cond(at(13.0), |h| h.s.cc.bbr.mode() != Mode::ProbeRtt));
+    assert_eq!(h.s.cc.bbr.mode(), Mode::Startup);
     assert_eq!(
-        h.tx_starts, 1,
+        h.tx_starts(),
+        1,
         "never idle: no restart suppressed PROBE_RTT"
     );
 }
@@ -484,10 +489,10 @@ fn policer_detected_then_lt_bw_dropped_after_48_rounds() {
     // Draws: 0 → first PROBE_BW phase 0; u32::MAX → 6 → phase 2 on restart.
     let mut h = Harness::new(link, Box::new(Fixed::new(vec![0, u32::MAX])));
     assert!(
-        h.run_until_cond(at(8.0), |h| h.bbr.lt_bw().is_some()),
+        h.run_until_cond(at(8.0), |h| h.s.cc.bbr.lt_bw().is_some()),
         "policer detected"
     );
-    let lt_bw = h.bbr.lt_bw().unwrap();
+    let lt_bw = h.s.cc.bbr.lt_bw().unwrap();
     let engaged = h.now;
     assert!(
         lt_bw.abs_diff(bw_units(500)) <= bw_units(500) / 8,
@@ -496,7 +501,7 @@ fn policer_detected_then_lt_bw_dropped_after_48_rounds() {
     );
     let first = h.trace.iter().position(|t| t.now >= engaged).unwrap();
     assert!(
-        h.run_until_cond(at(20.0), |h| h.bbr.lt_bw().is_none()),
+        h.run_until_cond(at(20.0), |h| h.s.cc.bbr.lt_bw().is_none()),
         "lt_bw expires"
     );
     let release = h.trace.len() - 1;
@@ -520,18 +525,18 @@ fn policer_detected_then_lt_bw_dropped_after_48_rounds() {
         "no PROBE_RTT in this run"
     );
     assert_eq!(rounds_in_probe_bw, 48, "bbr_lt_bw_max_rtts");
-    assert_eq!(h.bbr.mode(), Mode::ProbeBw);
+    assert_eq!(h.s.cc.bbr.mode(), Mode::ProbeBw);
     assert_eq!(
-        h.bbr.cycle_idx(),
+        h.s.cc.bbr.cycle_idx(),
         Some(2),
         "gain cycling restarted with a new draw"
     );
     assert_eq!(
-        h.bbr.lt,
+        h.s.cc.bbr.lt,
         lt_bw::LtBw {
-            last_stamp: h.bbr.lt.last_stamp,
-            last_delivered: h.tcp.delivered,
-            last_lost: h.tcp.lost,
+            last_stamp: h.s.cc.bbr.lt.last_stamp,
+            last_delivered: h.s.tcp.delivered,
+            last_lost: h.s.tcp.lost,
             ..Default::default()
         }
     );
@@ -542,7 +547,7 @@ fn lt_sampling_needs_lossy_consistent_intervals() {
     // A lossless flow never samples; app-limited samples reset sampling.
     let mut h = Harness::new(Link::basic(), rng(8));
     h.run_for(secs(2.0));
-    assert!(!h.bbr.lt.is_sampling && h.bbr.lt.bw == 0);
+    assert!(!h.s.cc.bbr.lt.is_sampling && h.s.cc.bbr.lt.bw == 0);
     let mut m = Manual::new(rng(8));
     m.tcp.lost = 5;
     m.bbr.lt_bw_sampling(&m.tcp, 5, false);
@@ -566,8 +571,8 @@ fn lt_sampling_needs_lossy_consistent_intervals() {
 fn packet_conservation_in_the_first_recovery_round() {
     let mut h = Harness::new(Link::basic(), rng(9));
     h.run_for(secs(2.0));
-    assert_eq!(h.bbr.mode(), Mode::ProbeBw);
-    let cwnd_before = h.tcp.snd_cwnd;
+    assert_eq!(h.s.cc.bbr.mode(), Mode::ProbeBw);
+    let cwnd_before = h.s.tcp.snd_cwnd;
     h.drop_next = 3;
     let from = h.trace.len();
     h.run_for(secs(0.5));
@@ -579,7 +584,11 @@ fn packet_conservation_in_the_first_recovery_round() {
     let e = &tr[entry];
     assert!(e.losses > 0 && e.conservation);
     assert_eq!(e.cwnd, e.in_flight + e.acked, "unused cwnd cut on entry");
-    assert_eq!(h.bbr.prior_cwnd(), cwnd_before, "ssthresh() saved cwnd");
+    assert_eq!(
+        h.s.cc.bbr.prior_cwnd(),
+        cwnd_before,
+        "ssthresh() saved cwnd"
+    );
     let round_end = entry + 1 + tr[entry + 1..].iter().position(|t| t.round_start).unwrap();
     for t in &tr[entry + 1..round_end] {
         assert!(t.conservation);
@@ -634,27 +643,30 @@ fn idle_restart_paces_at_bw_and_restarts_the_aggregation_epoch() {
     h.run_for(secs(2.0));
     h.app_data = Some(0);
     h.run_for(secs(0.5));
-    assert_eq!(h.tcp.packets_in_flight(), 0);
-    assert_ne!(h.tcp.app_limited, 0);
+    assert_eq!(h.s.tcp.packets_in_flight(), 0);
+    assert_ne!(h.s.tcp.app_limited, 0);
     h.app_data = Some(100);
-    let starts = h.tx_starts;
-    assert!(h.run_until_cond(at(3.0), |h| h.tx_starts == starts + 1));
-    assert!(h.bbr.idle_restart);
-    assert_eq!(h.bbr.mode(), Mode::ProbeBw);
+    let starts = h.tx_starts();
+    assert!(h.run_until_cond(at(3.0), |h| h.tx_starts() == starts + 1));
+    assert!(h.s.cc.bbr.idle_restart);
+    assert_eq!(h.s.cc.bbr.mode(), Mode::ProbeBw);
     // Paced at 1.0 × bw, not at the phase's gain: 1000 pkt/s × 1000 B × 0.99.
     assert_eq!(
-        h.tcp.pacing_rate,
-        Bbr1::bw_to_pacing_rate(&h.tcp, h.bbr.bw(), BBR_UNIT)
+        h.s.tcp.pacing_rate,
+        Bbr1::bw_to_pacing_rate(&h.s.tcp, h.s.cc.bbr.bw(), BBR_UNIT)
     );
-    assert_eq!(h.tcp.pacing_rate, 989_987);
-    assert_eq!(h.bbr.aggr, {
-        let mut a = h.bbr.aggr;
+    assert_eq!(h.s.tcp.pacing_rate, 989_987);
+    assert_eq!(h.s.cc.bbr.aggr, {
+        let mut a = h.s.cc.bbr.aggr;
         a.restart_epoch(h.now.as_micros());
         a
     });
     let n = h.trace.len();
     assert!(h.run_until_cond(at(4.0), |h| h.trace.len() > n));
-    assert!(!h.bbr.idle_restart, "cleared by the first ACK of new data");
+    assert!(
+        !h.s.cc.bbr.idle_restart,
+        "cleared by the first ACK of new data"
+    );
 }
 
 #[test]
@@ -689,10 +701,10 @@ fn extra_acked_raises_cwnd_under_ack_aggregation() {
             .max()
             .unwrap();
         (
-            h.bbr.extra_acked(),
+            h.s.cc.bbr.extra_acked(),
             max_cwnd,
-            h.bbr.ack_aggregation_cwnd(),
-            h.bbr.max_bw(),
+            h.s.cc.bbr.ack_aggregation_cwnd(),
+            h.s.cc.bbr.max_bw(),
         )
     };
     let (plain_extra, plain_cwnd, _, _) = run(None);
@@ -835,7 +847,8 @@ fn bdp_rounds_up_and_caps_without_rtt() {
 
 #[test]
 fn random_paths_keep_invariants_and_legal_transitions() {
-    for seed in 0..24u64 {
+    for seed in crate::testing::test_seeds(0..24u64) {
+        println!("seed {seed} (replay with BBRKIT_TEST_SEED={seed})");
         let mut r = SeededRng::new(seed, 99);
         let link = Link {
             rate_pps: [200, 1000, 5000][r.below(3) as usize],
@@ -847,7 +860,7 @@ fn random_paths_keep_invariants_and_legal_transitions() {
                 .then(|| Duration::from_millis(u64::from(1 + r.below(30)))),
         };
         let mut h = Harness::new(link.clone(), rng(seed));
-        let mut mode = h.bbr.mode();
+        let mut mode = h.s.cc.bbr.mode();
         let mut round = 0;
         for step in 0..40 {
             match r.below(10) {
@@ -859,18 +872,21 @@ fn random_paths_keep_invariants_and_legal_transitions() {
             }
             let end = h.now + Duration::from_millis(u64::from(50 + r.below(500)));
             while h.step(end) {
-                let now = h.bbr.mode();
+                let now = h.s.cc.bbr.mode();
                 assert!(
                     now == mode || OBSERVABLE_TRANSITIONS.contains(&(mode, now)),
                     "seed {seed} step {step}: {mode:?} -> {now:?} ({link:?})"
                 );
                 mode = now;
-                assert!(h.bbr.round_count() >= round, "seed {seed}: rounds monotone");
-                round = h.bbr.round_count();
-                assert!(h.tcp.snd_cwnd >= 1, "seed {seed}");
-                assert!(h.tcp.pacing_rate > 0, "seed {seed}");
-                if h.bbr.mode() == Mode::ProbeRtt {
-                    assert!(h.tcp.snd_cwnd <= BBR_CWND_MIN_TARGET, "seed {seed}");
+                assert!(
+                    h.s.cc.bbr.round_count() >= round,
+                    "seed {seed}: rounds monotone"
+                );
+                round = h.s.cc.bbr.round_count();
+                assert!(h.s.tcp.snd_cwnd >= 1, "seed {seed}");
+                assert!(h.s.tcp.pacing_rate > 0, "seed {seed}");
+                if h.s.cc.bbr.mode() == Mode::ProbeRtt {
+                    assert!(h.s.tcp.snd_cwnd <= BBR_CWND_MIN_TARGET, "seed {seed}");
                 }
             }
         }

@@ -66,10 +66,11 @@ impl Bbr3 {
         }
     }
 
-    /// `bbr_run_loss_probe_recovery` (Linux `CA_EVENT_TLP_RECOVERY`, which
-    /// [`crate::CaEvent`] lacks): a tail-loss probe repaired the loss of one
-    /// packet. `tlp_orig_data_app_limited` is whether the original data was
-    /// sent app-limited. No-op when `loss_probe_recovery` is off (v2).
+    /// `bbr_run_loss_probe_recovery`, run by `cwnd_event` on
+    /// [`crate::CaEvent::TlpRecovery`] (v3 `CA_EVENT_TLP_RECOVERY`) with
+    /// `tcp.tlp_orig_data_app_limited`: a tail-loss probe repaired the loss
+    /// of one packet. `tlp_orig_data_app_limited` is whether the original
+    /// data was sent app-limited. No-op when `loss_probe_recovery` is off (v2).
     pub fn on_tlp_recovery(&mut self, tcp: &mut Tcp, tlp_orig_data_app_limited: bool) {
         self.n_steps = 0;
         if !self.params.loss_probe_recovery {

@@ -1318,7 +1318,7 @@ fn lost_packet_while_probing_sets_inflight_hi_where_loss_crossed_two_percent() {
     assert_eq!(s.bbr.loss_round_delivered, s.tcp.delivered);
 }
 
-/// A transport generic over `C: CongestionControl` (like `testing::Sender`)
+/// A transport generic over `C: CongestionControl` (like `transport::Sender`)
 /// reaches `bbr_skb_marked_lost` through the trait hook, not a no-op default.
 #[test]
 fn skb_marked_lost_reaches_bbr3_through_the_trait() {
@@ -1471,11 +1471,7 @@ fn send_quantum_follows_bbr_tso_segs() {
 #[test]
 fn cwnd_never_below_four_and_state_steps_always_legal_under_random_samples() {
     use crate::random::{Random, SeededRng};
-    let seed = std::env::var("BBRKIT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed);
-    println!("seed {seed}");
+    let seed = crate::testing::test_seed(0x5eed);
     for params in [Bbr3Params::v3(), Bbr3Params::v2()] {
         let mut rng = SeededRng::new(seed, 7);
         let mut s = Synth::with_rng(params, vec![rng.next_u32(), rng.next_u32(), 17]);

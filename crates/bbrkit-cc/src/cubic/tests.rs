@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::tcp::TCP_INFINITE_SSTHRESH;
-use crate::testing::{Driver, PathConfig};
+use crate::testing::{Driver, TestPath};
 use crate::time::Instant;
 
 fn tcp_at(ms: u64) -> Tcp {
@@ -293,13 +293,13 @@ fn rto_resets_all_state_and_undo_restores_the_window() {
 
 #[test]
 fn bulk_transfer_through_a_drop_tail_bottleneck() {
-    let cfg = PathConfig::default();
+    let cfg = TestPath::default();
     let capacity = cfg.rate_bps / 8 / u64::from(cfg.mss) * 20;
     let mut d = Driver::new(cfg, Cubic::new);
     d.run_for(Duration::from_secs(20));
     let delivered = d.sender.tcp.delivered;
     assert!(delivered * 100 > capacity * 85, "{delivered} of {capacity}");
-    assert!(d.sender.stats().recoveries >= 2);
+    assert!(d.sender.stats.recoveries >= 2);
     // Every recovery ends with cwnd = ssthresh = 0.7 × cwnd at entry.
     let tr = d.trace();
     for i in 1..tr.len() {
@@ -313,11 +313,11 @@ fn bulk_transfer_through_a_drop_tail_bottleneck() {
 #[test]
 fn hystart_leaves_slow_start_before_loss_on_a_deep_buffer() {
     // 4 Mbit/s: 3 ms between ACKs, so only the delay detector can fire.
-    let cfg = PathConfig {
+    let cfg = TestPath {
         rate_bps: 4_000_000,
         base_rtt: Duration::from_millis(100),
         queue_limit: 2000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::new(cfg, Cubic::new);
     d.run_for(Duration::from_secs(3));
@@ -342,13 +342,13 @@ fn rto_returns_to_slow_start_then_cubic_from_k_zero() {
     use crate::testing::{App, EventKind, drop_packets};
     // A 100-packet burst whose last 3 packets are lost: no later packet can
     // reveal them, so the RTO fires; then slow start up to 0.7 × cwnd.
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
         app: App::OnOff {
             burst: 100,
             idle: Duration::from_millis(1),
         },
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::new(cfg, Cubic::new).with_loss(drop_packets([97, 98, 99]));
     d.run_for(Duration::from_secs(4));

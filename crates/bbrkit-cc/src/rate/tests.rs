@@ -274,3 +274,19 @@ fn v3_fields_lost_and_delivered_ce() {
     assert_eq!(rs.delivered_ce, 1);
     assert_eq!(rs.delivery_rate_pps().map(|r| r.round()), Some(20.0));
 }
+
+#[test]
+fn rs_lost_counts_the_marks_of_the_same_ack_as_v3() {
+    let mut c = Conn::new();
+    c.send(ms(0), 2);
+    c.tcp.now = ms(50);
+    let mut rs = RateSample::default();
+    on_packet_delivered(&mut c.tcp, &mut rs, &mut c.sent[1], false);
+    c.tcp.delivered += 1;
+    // The same ACK's loss detection (tcp_rack_mark_lost runs after
+    // tcp_clean_rtx_queue) then marks packet 0 lost: v3's tcp_rate_gen
+    // counts it in rs.lost.
+    c.tcp.lost += 1;
+    assert!(generate(&mut c.tcp, &mut rs, 1, 1, false));
+    assert_eq!((rs.lost, rs.losses), (1, 1));
+}

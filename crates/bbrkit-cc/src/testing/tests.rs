@@ -4,6 +4,7 @@ use super::*;
 use crate::controller::Status;
 use crate::reno::Reno;
 use crate::tcp::{AckSample, CaEvent};
+use crate::transport::SenderConfig;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -65,7 +66,7 @@ impl CongestionControl for Logged {
     }
 }
 
-fn logged(cfg: PathConfig, cong_control: bool) -> (Driver<Logged>, Rc<RefCell<Vec<String>>>) {
+fn logged(cfg: TestPath, cong_control: bool) -> (Driver<Logged>, Rc<RefCell<Vec<String>>>) {
     let log = Rc::new(RefCell::new(Vec::new()));
     let l2 = log.clone();
     let d = Driver::new(cfg, move |_| Logged {
@@ -84,7 +85,7 @@ fn pos(log: &[String], pat: &str) -> usize {
 
 #[test]
 fn reno_bulk_fills_the_bottleneck_and_sees_drop_tail_losses() {
-    let cfg = PathConfig::default();
+    let cfg = TestPath::default();
     let capacity = cfg.rate_bps / 8 / u64::from(cfg.mss) * 10; // packets in 10 s
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
     d.run_for(Duration::from_secs(10));
@@ -98,7 +99,7 @@ fn reno_bulk_fills_the_bottleneck_and_sees_drop_tail_losses() {
         d.stats().dropped_queue > 0,
         "a 100-packet queue overflows under Reno"
     );
-    assert!(d.sender.stats().recoveries > 0);
+    assert!(d.sender.stats.recoveries > 0);
     assert!(d.trace().iter().all(|e| e.cwnd >= 1));
     // Reno halves on loss: some consecutive ACK trace entries show a recovery
     // that ends with cwnd == ssthresh.
@@ -113,13 +114,13 @@ fn reno_bulk_fills_the_bottleneck_and_sees_drop_tail_losses() {
 
 #[test]
 fn rtt_and_min_rtt_match_the_path() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
         app: App::OnOff {
             burst: 5,
             idle: Duration::from_millis(100),
         },
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let ser = cfg.serialization();
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
@@ -131,15 +132,15 @@ fn rtt_and_min_rtt_match_the_path() {
 
 #[test]
 fn one_drop_gives_one_fast_recovery_with_prr_and_no_rto() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1).with_loss(drop_packets([30]));
     d.run_for(Duration::from_secs(2));
-    let s = d.sender.stats();
+    let s = d.sender.stats;
     assert_eq!(s.recoveries, 1);
-    assert_eq!(s.retransmitted, 1);
+    assert_eq!(s.retransmits, 1);
     assert_eq!(s.rtos, 0);
     assert_eq!(d.sender.tcp.lost, 1);
     let first_rec = d
@@ -165,16 +166,16 @@ fn one_drop_gives_one_fast_recovery_with_prr_and_no_rto() {
 
 #[test]
 fn tail_loss_ends_in_rto_then_loss_state_then_open() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         app: App::OnOff {
             burst: 20,
             idle: Duration::from_secs(5),
         },
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1).with_loss(drop_packets([19]));
     d.run_for(Duration::from_secs(3));
-    assert_eq!(d.sender.stats().rtos, 1);
+    assert_eq!(d.sender.stats.rtos, 1);
     let rto = d.trace().iter().find(|e| e.kind == EventKind::Rto).unwrap();
     assert_eq!(rto.ca_state, CaState::Loss);
     assert_eq!(rto.cwnd, 1, "in_flight (0 after marking all lost) + 1");
@@ -187,9 +188,9 @@ fn tail_loss_ends_in_rto_then_loss_state_then_open() {
 
 #[test]
 fn call_order_follows_linux_for_cong_avoid_controllers() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let (d, log) = logged(cfg, false);
     let mut d = d.with_loss(drop_packets([12]));
@@ -209,12 +210,12 @@ fn call_order_follows_linux_for_cong_avoid_controllers() {
 
 #[test]
 fn call_order_follows_linux_for_cong_control_and_rto() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         app: App::OnOff {
             burst: 20,
             idle: Duration::from_secs(5),
         },
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let (d, log) = logged(cfg, true);
     let mut d = d.with_loss(drop_packets([19]));
@@ -235,10 +236,10 @@ fn call_order_follows_linux_for_cong_control_and_rto() {
 
 #[test]
 fn pacing_spaces_packets_at_the_pacing_rate() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         pacing: Pacing::On,
         queue_limit: 1000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
     d.run_for(Duration::from_secs(1));
@@ -251,15 +252,16 @@ fn pacing_spaces_packets_at_the_pacing_rate() {
 
 #[test]
 fn delayed_acks_halve_the_ack_count_until_loss() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         ack_every: 2,
         queue_limit: 1000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
     d.run_for(Duration::from_secs(3));
     // Before the first loss every ACK covers two packets, except at most one
-    // delayed-ACK timer expiry per round (odd flight sizes).
+    // delayed-ACK timer expiry per round (odd flight sizes) and the first
+    // 16 segments, ACKed one by one in quick-ACK mode (`TCP_MAX_QUICKACKS`).
     let clean: Vec<_> = d.trace().iter().take_while(|e| e.lost == 0).collect();
     let last = clean.last().unwrap();
     assert!(last.delivered > 1000, "{}", last.delivered);
@@ -270,7 +272,10 @@ fn delayed_acks_halve_the_ack_count_until_loss() {
         last.delivered
     );
     assert!(
-        acks * 2 <= last.delivered + 2 * last.round,
+        acks * 2
+            <= last.delivered
+                + 2 * last.round
+                + u64::from(crate::transport::receiver::MAX_QUICKACKS),
         "{acks} ACKs for {}",
         last.delivered
     );
@@ -290,10 +295,10 @@ fn delayed_acks_halve_the_ack_count_until_loss() {
 
 #[test]
 fn ecn_marks_put_reno_into_cwr_without_loss() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
         ecn_threshold: Some(20),
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
     d.run_for(Duration::from_secs(5));
@@ -310,7 +315,7 @@ fn ecn_marks_put_reno_into_cwr_without_loss() {
 #[test]
 fn runs_are_deterministic() {
     let run = || {
-        let cfg = PathConfig::default();
+        let cfg = TestPath::default();
         let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 7).with_loss(random_loss(0.01, 3));
         d.run_for(Duration::from_secs(3));
         d.trace().to_vec()
@@ -323,7 +328,7 @@ fn observer_sees_every_ack_with_valid_samples() {
     let seen = Rc::new(RefCell::new((0u64, 0u64)));
     let s2 = seen.clone();
     let mut d =
-        Driver::with_algorithm(PathConfig::default(), Algorithm::Reno, 1).with_observer(move |v| {
+        Driver::with_algorithm(TestPath::default(), Algorithm::Reno, 1).with_observer(move |v| {
             let mut s = s2.borrow_mut();
             s.0 += 1;
             if v.rs.interval.is_some() {
@@ -339,14 +344,14 @@ fn observer_sees_every_ack_with_valid_samples() {
 #[test]
 fn idle_longer_than_rto_restarts_cwnd_unless_disabled() {
     let run = |restart: bool| {
-        let cfg = PathConfig {
+        let cfg = TestPath {
             queue_limit: 1000,
             app: App::OnOff {
                 burst: 300,
                 idle: Duration::from_secs(2),
             },
             slow_start_after_idle: restart,
-            ..PathConfig::default()
+            ..TestPath::default()
         };
         let mut d = Driver::with_algorithm(cfg, Algorithm::Reno, 1);
         d.run_for(Duration::from_millis(2500));
@@ -372,15 +377,15 @@ fn idle_longer_than_rto_restarts_cwnd_unless_disabled() {
 
 #[test]
 fn spurious_recovery_is_undone_with_undo_cwnd_before_open() {
-    let cfg = PathConfig {
+    let cfg = TestPath {
         queue_limit: 1000,
-        ..PathConfig::default()
+        ..TestPath::default()
     };
     let (d, log) = logged(cfg.clone(), false);
     let mut d = d.with_loss(drop_packets([30]));
     d.sender.mark_spurious();
     d.run_for(Duration::from_secs(1));
-    assert_eq!(d.sender.stats().undos, 1);
+    assert_eq!(d.sender.stats.undos, 1);
     let log = log.borrow();
     let undo = pos(&log, "undo_cwnd(state=Recovery)");
     assert_eq!(log[undo + 1], "set_state(Recovery->Open)");
@@ -414,57 +419,89 @@ fn spurious_recovery_is_undone_with_undo_cwnd_before_open() {
 
 #[test]
 fn rtt_samples_follow_clean_rtx_queue_and_karn() {
+    use crate::transport::{AckPacket, MAX_SACK_BLOCKS};
     let ms = |n: u64| Instant::from_micros(n * 1000);
-    let tcp = Tcp::new(Instant::ZERO, 1000);
-    let mut s = Sender::new(tcp, Reno::new);
+    let cfg = SenderConfig {
+        app_writes: true,
+        ..SenderConfig::bulk(1000)
+    };
+    let mut s = Sender::new(0, cfg, Instant::ZERO, Reno::new);
+    let mut out = Vec::new();
+    let mut send_at = |s: &mut Sender<Reno>, t: u64| {
+        s.write(1);
+        s.try_send(ms(t), &mut out);
+    };
     for t in 0..4 {
-        s.send(ms(t), true).unwrap();
+        send_at(&mut s, t);
     }
+    let ack = |cum: u64, sacks: &[(u64, u64)]| {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        blocks[..sacks.len()].copy_from_slice(sacks);
+        AckPacket {
+            flow: 0,
+            cum,
+            sacks: blocks,
+            nsacks: sacks.len() as u8,
+            ece: false,
+        }
+    };
     // A stretch ACK of packets 0..=2 at 50 ms: srtt from the earliest
     // (sent at 0: 50 ms), rs.rtt and min_rtt from the latest (sent at 2: 48 ms).
-    let out = s.on_ack(
-        ms(50),
-        &Ack {
-            cum: 3,
-            ..Ack::default()
-        },
-    );
+    let mut sink = Vec::new();
+    let o = s.on_ack(ms(50), &ack(3, &[]), &mut sink);
     assert_eq!(s.tcp.srtt, Duration::from_millis(50));
-    assert_eq!(out.rs.rtt, Some(Duration::from_millis(48)));
+    assert_eq!(o.rs.rtt, Some(Duration::from_millis(48)));
     assert_eq!(s.tcp.min_rtt, Some(Duration::from_millis(48)));
-    // RTO, retransmission of packet 3, ACKed: Karn's rule, no RTT at all.
-    s.on_rto(ms(400));
-    let tx = s.send(ms(400), false).unwrap();
-    assert!(tx.is_retrans);
-    let out = s.on_ack(
-        ms(450),
-        &Ack {
-            cum: 4,
-            ..Ack::default()
-        },
-    );
-    assert_eq!(out.rs.rtt, None);
+    // RTO: packet 3 is retransmitted at once; its ACK gives no RTT (Karn).
+    s.on_rto(ms(400), &mut sink);
+    assert_eq!(sink.last().map(|p| (p.seg, p.retrans)), Some((3, true)));
+    let o = s.on_ack(ms(450), &ack(4, &[]), &mut sink);
+    assert_eq!(o.rs.rtt, None);
     assert_eq!(s.tcp.srtt, Duration::from_millis(50));
     // SACK-only ACKs: both samples from the SACKed packets.
+    s.tcp.snd_cwnd = 10;
     for t in 0..3 {
-        s.send(ms(500 + t), true).unwrap();
+        send_at(&mut s, 500 + t);
     }
-    let out = s.on_ack(
-        ms(560),
-        &Ack {
-            cum: 4,
-            sacked: vec![5, 6],
-            ece: false,
-        },
-    );
+    let o = s.on_ack(ms(560), &ack(4, &[(5, 7)]), &mut sink);
     assert_eq!(
-        out.rs.rtt,
+        o.rs.rtt,
         Some(Duration::from_millis(58)),
         "latest SACKed, sent at 502"
     );
-    // srtt moved towards the earliest SACKed (sent at 501: 59 ms).
+    // srtt moved towards the earliest SACKed (sent at 501: 59 ms), with
+    // tcp_rtt_estimator's gain 1/8.
     assert_eq!(
         s.tcp.srtt,
         (Duration::from_millis(50) * 7 + Duration::from_millis(59)) / 8
+    );
+}
+
+#[test]
+fn tail_loss_probe_repairs_a_tail_loss_and_reports_tlp_recovery() {
+    let cfg = TestPath {
+        app: App::OnOff {
+            burst: 20,
+            idle: Duration::from_millis(300),
+        },
+        tlp: true,
+        ..TestPath::default()
+    };
+    let (d, log) = logged(cfg, false);
+    let mut d = d.with_loss(drop_packets([19]));
+    d.run_for(Duration::from_secs(1));
+    assert_eq!((d.sender.stats.rtos, d.sender.stats.tlps), (0, 1));
+    assert_eq!(d.sender.stats.retransmits, 1);
+    let log = log.borrow();
+    // The ACK beyond the probe (the next burst) shows it repaired a loss:
+    // CA_EVENT_TLP_RECOVERY, then one cwnd reduction through CWR.
+    let tlp = pos(&log, "cwnd_event(TlpRecovery)");
+    assert!(log[tlp + 1].starts_with("ssthresh("), "{}", log[tlp + 1]);
+    assert_eq!(log[tlp + 2], "set_state(Open->Cwr)");
+    assert_eq!(log[tlp + 3], "cwnd_event(CompleteCwr)");
+    assert!(
+        log[tlp + 4].starts_with("set_state(Cwr->"),
+        "{}",
+        log[tlp + 4]
     );
 }

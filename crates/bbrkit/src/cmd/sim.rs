@@ -1,13 +1,14 @@
-//! `bbrkit sim`: turns flags into simulator runs (`bbrkit-sim`) and renders
-//! them. Owns flag parsing, presets and the choice of runs; must never hold
-//! simulation logic. Output files are checked before simulating and written
-//! atomically.
+//! `bbrkit sim`: turns flags into an experiment plan
+//! ([`bbrkit_sim::Plan`]; presets, sweeps and parallel runs live in
+//! `bbrkit-sim`) and renders the results. Owns flag parsing and output;
+//! must never hold simulation or experiment logic. Output files are checked
+//! before simulating and written atomically.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use bbrkit_cc::{Algorithm, Duration};
-use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, RunReport, SimConfig};
+use bbrkit_sim::{BufferSize, Plan, RunReport};
 
 use crate::sim_out::atomic::OutFile;
 use crate::sim_out::plot::Series;
@@ -15,7 +16,8 @@ use crate::sim_out::{Document, PathInfo, Run, csv, plot, table};
 use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
 use crate::{Global, Outcome, print_json};
 
-/// Ready-made scenarios from the seed articles; explicit flags override them.
+/// Ready-made scenarios from the seed articles ([`bbrkit_sim::Preset`]);
+/// explicit flags override them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     /// The seed experiment: CUBIC vs BBRv1, 1 Gbit/s, 10 ms, loss 0, 2%, 5%.
@@ -71,6 +73,13 @@ pub struct Args {
     /// Pace Reno/CUBIC at Linux's ratios, as with the fq qdisc (BBR always paces).
     #[arg(long)]
     pace: bool,
+    /// CE-mark packets arriving while more than this waits at the bottleneck
+    /// (step-threshold ECN, DCTCP/L4S style), e.g. 20pkt, 0.2bdp, 30kb [default: no ECN].
+    #[arg(long, allow_hyphen_values = true)]
+    ecn_threshold: Option<String>,
+    /// No tail-loss probes (Linux tcp_early_retrans=0): a tail loss waits for the RTO.
+    #[arg(long)]
+    no_tlp: bool,
     /// Receive window, e.g. 4mb [default: unlimited].
     #[arg(long, allow_hyphen_values = true)]
     rwnd: Option<String>,
@@ -92,20 +101,6 @@ pub struct Args {
 /// 100 bytes, so at most ~1 GB of CSV per flow).
 const MAX_SAMPLES: u128 = 10_000_000;
 
-/// Flag values after presets and defaults.
-struct Plan {
-    algorithms: Vec<Algorithm>,
-    path: PathConfig,
-    losses: Vec<f64>,
-    loss_burst: f64,
-    duration: Duration,
-    compete: bool,
-    starts: Vec<Duration>,
-    sizes: Vec<Option<u64>>,
-    extra: Vec<Duration>,
-    rwnd: Option<u64>,
-}
-
 fn ctx<T>(flag: &str, r: Result<T, crate::units::UnitError>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
 }
@@ -121,37 +116,37 @@ fn per_flow<T: Clone>(flag: &str, v: Vec<T>, n: usize, default: T) -> anyhow::Re
 }
 
 fn plan(a: &Args) -> anyhow::Result<Plan> {
-    let (p_cc, p_rate, p_rtt, p_loss, p_buf, p_dur, p_compete) = match a.preset {
-        None => ("cubic,bbr1", "100mbit", "10ms", "0", "1bdp", "10s", false),
-        Some(Preset::Seed) => (
-            "cubic,bbr1",
-            "1gbit",
-            "10ms",
-            "0,2%,5%",
-            "1bdp",
-            "10s",
-            false,
-        ),
-        Some(Preset::Fairness) => ("cubic,bbr1", "100mbit", "40ms", "0", "1bdp", "30s", true),
-        Some(Preset::Bufferbloat) => ("cubic,bbr1", "100mbit", "20ms", "0", "10bdp", "30s", false),
+    let base = match a.preset {
+        None => Plan::default(),
+        Some(Preset::Seed) => bbrkit_sim::Preset::Seed.plan(),
+        Some(Preset::Fairness) => bbrkit_sim::Preset::Fairness.plan(),
+        Some(Preset::Bufferbloat) => bbrkit_sim::Preset::Bufferbloat.plan(),
     };
-    let cc = a.cc.as_deref().unwrap_or(p_cc);
-    let algorithms = cc
-        .split(',')
-        .map(|s| {
-            if s.trim().is_empty() {
-                bail!("--cc: empty item in list '{cc}'");
-            }
-            s.parse::<Algorithm>()
-                .map_err(|e| anyhow::anyhow!("--cc: {e}"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let rate_bps = ctx("rate", parse_rate(a.rate.as_deref().unwrap_or(p_rate)))?;
-    let rtt = ctx("rtt", parse_duration(a.rtt.as_deref().unwrap_or(p_rtt)))?;
-    let losses = ctx(
-        "loss",
-        parse_list(a.loss.as_deref().unwrap_or(p_loss), parse_fraction),
-    )?;
+    let algorithms = match a.cc.as_deref() {
+        None => base.algorithms.clone(),
+        Some(cc) => cc
+            .split(',')
+            .map(|s| {
+                if s.trim().is_empty() {
+                    bail!("--cc: empty item in list '{cc}'");
+                }
+                s.parse::<Algorithm>()
+                    .map_err(|e| anyhow::anyhow!("--cc: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    };
+    let rate_bps = match a.rate.as_deref() {
+        None => base.path.rate_bps,
+        Some(r) => ctx("rate", parse_rate(r))?,
+    };
+    let rtt = match a.rtt.as_deref() {
+        None => base.path.rtt,
+        Some(r) => ctx("rtt", parse_duration(r))?,
+    };
+    let losses = match a.loss.as_deref() {
+        None => base.losses.clone(),
+        Some(l) => ctx("loss", parse_list(l, parse_fraction))?,
+    };
     if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
         bail!(
             "--loss: {}% would drop every packet (use less than 100%)",
@@ -168,20 +163,56 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
     if !(a.loss_burst.is_finite() && a.loss_burst >= 1.0) {
         bail!("--loss-burst: must be a number of packets >= 1");
     }
-    let buffer = match ctx("buffer", parse_size(a.buffer.as_deref().unwrap_or(p_buf)))? {
-        Size::Bytes(b) => BufferSize::Bytes(b),
-        Size::Packets(n) => BufferSize::Packets(n),
-        Size::Bdp(m) => BufferSize::Bdp(m),
+    let buffer = match a.buffer.as_deref() {
+        None => base.path.buffer,
+        Some(b) => buffer_size("buffer", b)?,
     };
-    let duration = ctx(
-        "duration",
-        parse_duration(a.duration.as_deref().unwrap_or(p_dur)),
-    )?;
+    let duration = match a.duration.as_deref() {
+        None => base.duration,
+        Some(d) => ctx("duration", parse_duration(d))?,
+    };
     if duration.is_zero() {
         bail!("--duration: must be positive");
     }
-    let compete = a.compete || p_compete;
-    let n = algorithms.len();
+    let compete = a.compete || base.compete;
+    let (starts, sizes, extra) = per_flow_lists(a, algorithms.len(), duration)?;
+    let rwnd = match &a.rwnd {
+        None => None,
+        Some(s) => match ctx("rwnd", parse_size(s))? {
+            Size::Bytes(b) if b > 0 => Some(b),
+            Size::Packets(p) if p > 0 => Some(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
+            _ => bail!("--rwnd: give a positive byte or packet count"),
+        },
+    };
+    let ecn_threshold = match &a.ecn_threshold {
+        None => None,
+        Some(s) => Some(buffer_size("ecn-threshold", s)?),
+    };
+    let mut path = base.path;
+    (path.rate_bps, path.rtt, path.buffer, path.ack_loss) = (rate_bps, rtt, buffer, ack_loss);
+    Ok(Plan {
+        algorithms,
+        path,
+        losses,
+        loss_burst: a.loss_burst,
+        duration,
+        compete,
+        starts,
+        sizes,
+        extra_rtt: extra,
+        rwnd,
+        ecn_threshold,
+        pace_loss_based: a.pace,
+        tlp: !a.no_tlp,
+        seed: a.seed,
+    })
+}
+
+/// Per-flow start times, sizes and extra RTTs.
+type PerFlow = (Vec<Duration>, Vec<Option<u64>>, Vec<Duration>);
+
+/// `--start`, `--size`, `--extra-rtt`: one value for all flows or one each.
+fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerFlow> {
     let starts = match &a.start {
         Some(s) => ctx("start", parse_list(s, parse_duration))?,
         None => vec![],
@@ -215,31 +246,15 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         None => vec![],
     };
     let extra = per_flow("extra-rtt", extra, n, Duration::ZERO)?;
-    let rwnd = match &a.rwnd {
-        None => None,
-        Some(s) => match ctx("rwnd", parse_size(s))? {
-            Size::Bytes(b) if b > 0 => Some(b),
-            Size::Packets(p) if p > 0 => Some(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
-            _ => bail!("--rwnd: give a positive byte or packet count"),
-        },
-    };
-    Ok(Plan {
-        algorithms,
-        path: PathConfig {
-            rate_bps,
-            rtt,
-            buffer,
-            loss: LossModel::None,
-            ack_loss,
-        },
-        losses,
-        loss_burst: a.loss_burst,
-        duration,
-        compete,
-        starts,
-        sizes,
-        extra,
-        rwnd,
+    Ok((starts, sizes, extra))
+}
+
+/// A size flag in BDP multiples, packets or bytes.
+fn buffer_size(flag: &str, s: &str) -> anyhow::Result<BufferSize> {
+    Ok(match ctx(flag, parse_size(s))? {
+        Size::Bytes(b) => BufferSize::Bytes(b),
+        Size::Packets(n) => BufferSize::Packets(n),
+        Size::Bdp(m) => BufferSize::Bdp(m),
     })
 }
 
@@ -254,31 +269,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             pl.display()
         );
     }
-    let interval = match &args.interval {
-        Some(s) => ctx("interval", parse_duration(s))?,
-        None => (plan.duration / 6000).max(Duration::from_millis(10)),
-    };
-    if interval.is_zero() {
-        bail!("--interval: must be positive");
-    }
-    let samples = plan.duration.as_nanos() / interval.as_nanos();
-    if samples > MAX_SAMPLES {
-        bail!(
-            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
-            interval.as_secs_f64(),
-            plan.duration.as_secs_f64()
-        );
-    }
-    // Enough decimals in time_s that samples never share a timestamp.
-    let decimals = if interval >= Duration::from_millis(1) {
-        3
-    } else if interval >= Duration::from_micros(1) {
-        6
-    } else {
-        9
-    };
+    let (interval, decimals) = sample_interval(&args, plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
-    let mut ts_file = args
+    let ts_file = args
         .timeseries
         .as_deref()
         .map(|p| OutFile::create(p, "--timeseries"))
@@ -290,85 +283,27 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         .transpose()?;
     let tracing = ts_file.is_some() || plot_file.is_some();
 
-    // One config per run: (loss, flows).
-    let flow = |i: usize| FlowConfig {
-        algorithm: plan.algorithms[i],
-        start: plan.starts[i],
-        size: plan.sizes[i],
-        extra_rtt: plan.extra[i],
-    };
-    let mut configs = Vec::new();
-    for &loss in &plan.losses {
-        let mut path = plan.path.clone();
-        path.loss = LossModel::bursty(loss, plan.loss_burst);
-        let groups: Vec<Vec<FlowConfig>> = if plan.compete {
-            vec![(0..plan.algorithms.len()).map(flow).collect()]
-        } else {
-            (0..plan.algorithms.len()).map(|i| vec![flow(i)]).collect()
-        };
-        for flows in groups {
-            let mut cfg = SimConfig::new(path.clone(), flows, plan.duration, args.seed);
-            cfg.pace_loss_based = args.pace;
-            cfg.rwnd = plan.rwnd;
-            cfg.sample_interval = tracing.then_some(interval);
-            cfg.validate().context("invalid scenario")?;
-            configs.push((loss, cfg));
-        }
-    }
+    // One config per run: (loss, flows), in the plan's order.
+    let configs = plan
+        .configs(tracing.then_some(interval))
+        .context("invalid scenario")?;
 
     let reports: Vec<RunReport> = if tracing {
-        if let Some(f) = ts_file.as_mut() {
-            use std::io::Write;
-            writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
-        }
-        let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
-        let mut series: Vec<Series> = Vec::new();
-        let mut reports = Vec::new();
-        for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
-            let first = series.len();
-            for (i, f) in cfg.flows.iter().enumerate() {
-                let label = if configs.len() > 1 {
-                    format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
-                } else {
-                    format!("{}#{}", f.algorithm, i)
-                };
-                series.push(Series::new(label, expected));
-            }
-            let mut io_err = None;
-            let report = bbrkit_sim::run(cfg, &mut |row| {
-                if let Some(f) = ts_file.as_mut()
-                    && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
-                {
-                    io_err.get_or_insert(e);
-                }
-                series[first + row.flow as usize].push(row);
-            })?;
-            if let Some(e) = io_err {
-                return Err(e).context("writing --timeseries");
-            }
-            reports.push(report);
-        }
-        if let Some(mut f) = plot_file {
-            let title = format!(
-                "bbrkit sim: {}, RTT {} ms, seed {}",
-                table::rate(plan.path.rate_bps as f64),
-                plan.path.rtt.as_secs_f64() * 1e3,
-                args.seed
-            );
-            let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
-            use std::io::Write;
-            f.write_all(svg.as_bytes()).context("writing --plot")?;
-            f.commit()?;
-        }
-        if let Some(f) = ts_file {
-            f.commit()?;
-        }
-        reports
+        let trace = Trace {
+            ts_file,
+            plot_file,
+            interval,
+            decimals,
+        };
+        run_traced(&plan, &configs, trace)?
     } else {
-        run_parallel(&configs)?
+        let only: Vec<_> = configs.iter().map(|(_, c)| c.clone()).collect();
+        bbrkit_sim::run_parallel(&only)?
     };
+    let mut reports = reports;
+    plan.set_ratios(&mut reports);
 
-    let mut runs: Vec<Run> = configs
+    let runs: Vec<Run> = configs
         .iter()
         .zip(reports)
         .map(|((loss, _), report)| Run {
@@ -376,17 +311,6 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             report,
         })
         .collect();
-    if !plan.compete {
-        // Ratio of each algorithm's goodput to the first one's on the same condition.
-        let per = plan.algorithms.len();
-        for chunk in runs.chunks_mut(per) {
-            let base = chunk[0].report.flows[0].bits_per_second;
-            for r in chunk.iter_mut() {
-                let f = &mut r.report.flows[0];
-                f.ratio = (base > 0.0).then(|| f.bits_per_second / base);
-            }
-        }
-    }
     let doc = Document {
         mode: if plan.compete { "compete" } else { "alone" },
         path: PathInfo {
@@ -396,9 +320,12 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             loss_burst_packets: plan.loss_burst,
             ack_loss: plan.path.ack_loss,
             duration_s: plan.duration.as_secs_f64(),
-            seed: args.seed,
+            seed: plan.seed,
             mss_bytes: bbrkit_sim::DEFAULT_MSS,
-            pace_loss_based: args.pace,
+            pace_loss_based: plan.pace_loss_based,
+            ecn_threshold_bytes: plan
+                .ecn_threshold
+                .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
         },
         runs,
     };
@@ -410,6 +337,105 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         crate::emit(&table::alone(&doc))?;
     }
     Ok(Outcome::Ok)
+}
+
+/// `--interval` (or its default) and the decimals `time_s` needs.
+fn sample_interval(a: &Args, duration: Duration) -> anyhow::Result<(Duration, usize)> {
+    let interval = match &a.interval {
+        Some(s) => ctx("interval", parse_duration(s))?,
+        None => (duration / 6000).max(Duration::from_millis(10)),
+    };
+    if interval.is_zero() {
+        bail!("--interval: must be positive");
+    }
+    let samples = duration.as_nanos() / interval.as_nanos();
+    if samples > MAX_SAMPLES {
+        bail!(
+            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
+            interval.as_secs_f64(),
+            duration.as_secs_f64()
+        );
+    }
+    // Enough decimals in time_s that samples never share a timestamp.
+    let decimals = if interval >= Duration::from_millis(1) {
+        3
+    } else if interval >= Duration::from_micros(1) {
+        6
+    } else {
+        9
+    };
+    Ok((interval, decimals))
+}
+
+/// The time-series outputs of a traced run.
+struct Trace {
+    ts_file: Option<OutFile>,
+    plot_file: Option<OutFile>,
+    interval: Duration,
+    /// Decimals of `time_s`, so samples never share a timestamp.
+    decimals: usize,
+}
+
+/// Runs the configurations one after the other, streaming every sample to
+/// `--timeseries` and collecting the `--plot` series.
+fn run_traced(
+    plan: &Plan,
+    configs: &[(f64, bbrkit_sim::SimConfig)],
+    trace: Trace,
+) -> anyhow::Result<Vec<RunReport>> {
+    let Trace {
+        mut ts_file,
+        plot_file,
+        interval,
+        decimals,
+    } = trace;
+    if let Some(f) = ts_file.as_mut() {
+        use std::io::Write;
+        writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
+    }
+    let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
+    let mut series: Vec<Series> = Vec::new();
+    let mut reports = Vec::new();
+    for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
+        let first = series.len();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let label = if configs.len() > 1 {
+                format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
+            } else {
+                format!("{}#{}", f.algorithm, i)
+            };
+            series.push(Series::new(label, expected));
+        }
+        let mut io_err = None;
+        let report = bbrkit_sim::run(cfg, &mut |row| {
+            if let Some(f) = ts_file.as_mut()
+                && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
+            {
+                io_err.get_or_insert(e);
+            }
+            series[first + row.flow as usize].push(row);
+        })?;
+        if let Some(e) = io_err {
+            return Err(e).context("writing --timeseries");
+        }
+        reports.push(report);
+    }
+    if let Some(mut f) = plot_file {
+        let title = format!(
+            "bbrkit sim: {}, RTT {} ms, seed {}",
+            table::rate(plan.path.rate_bps as f64),
+            plan.path.rtt.as_secs_f64() * 1e3,
+            plan.seed
+        );
+        let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
+        use std::io::Write;
+        f.write_all(svg.as_bytes()).context("writing --plot")?;
+        f.commit()?;
+    }
+    if let Some(f) = ts_file {
+        f.commit()?;
+    }
+    Ok(reports)
 }
 
 /// Whether two output paths name the same file (so writing both would
@@ -436,52 +462,4 @@ fn same_target(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
         _ => false,
     }
-}
-
-/// Runs independent configurations on all cores; results in input order
-/// (each run is deterministic on its own, so threads do not change output).
-fn run_parallel(configs: &[(f64, SimConfig)]) -> anyhow::Result<Vec<RunReport>> {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(configs.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<RunReport>> = vec![None; configs.len()];
-    let slots = std::sync::Mutex::new(&mut results);
-    let mut first_err = None;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| -> Result<(), bbrkit_sim::ConfigError> {
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, cfg)) = configs.get(i) else {
-                            return Ok(());
-                        };
-                        let r = bbrkit_sim::run(cfg, &mut |_| {})?;
-                        slots.lock().expect("no panics while holding")[i] = Some(r);
-                    }
-                })
-            })
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(anyhow::Error::from(e));
-                }
-                Err(_) => {
-                    first_err.get_or_insert(anyhow::anyhow!("a simulation thread panicked"));
-                }
-            }
-        }
-    });
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| r.expect("every run finished"))
-        .collect())
 }

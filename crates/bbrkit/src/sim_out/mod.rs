@@ -43,6 +43,9 @@ pub struct PathInfo {
     pub mss_bytes: u32,
     /// Whether Reno/CUBIC were paced (as with fq).
     pub pace_loss_based: bool,
+    /// CE-marking threshold of the bottleneck queue, bytes (only with ECN on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
 }
 
 /// One simulation run.

@@ -40,11 +40,16 @@ fn header(doc: &Document) -> String {
     } else {
         String::new()
     };
+    let ecn = p
+        .ecn_threshold_bytes
+        .map(|b| format!(", ECN CE above {}", bytes(b)))
+        .unwrap_or_default();
     format!(
-        "{} bottleneck, RTT {} ms, buffer {}, {} s simulated, seed {}{}{}",
+        "{} bottleneck, RTT {} ms, buffer {}{}, {} s simulated, seed {}{}{}",
         rate(p.bits_per_second as f64),
         p.rtt_ms,
         bytes(p.buffer_bytes),
+        ecn,
         p.duration_s,
         p.seed,
         burst,

@@ -1,26 +1,23 @@
-//! A small deterministic packet-level path for BBRv1 tests: one sender, a
-//! FIFO bottleneck of fixed rate (optionally a token-bucket policer, a
-//! finite buffer, ACK aggregation), and a constant propagation RTT. It drives
-//! the real rate sampler (`crate::rate`) and the controller exactly as a
-//! Linux sender would call `tcp_congestion_ops`. A dropped packet is marked
-//! lost when a later one is ACKed (RACK-like) and retransmitted before new
-//! data; fast recovery lasts until everything sent before it, retransmits
-//! included, is cumulatively ACKed. Integer nanoseconds throughout.
+//! A small deterministic packet-level path for BBRv1 tests: the one
+//! transport ([`crate::transport`]'s `Sender` and `Receiver`, the code
+//! `bbrkit-sim` runs) over a FIFO bottleneck of fixed rate, optionally
+//! behind a token-bucket policer, with a finite buffer, ACK aggregation and
+//! a constant propagation RTT. The harness owns only the path and the
+//! application (how much data it offers); loss detection, recovery, RTO and
+//! pacing are the transport's. Integer nanoseconds throughout.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::bbr1::{Bbr1, Mode};
-use crate::controller::CongestionControl;
+use crate::controller::{CongestionControl, Status};
 use crate::random::Random;
-use crate::rate::{self, RateSample, TxSnapshot};
-use crate::tcp::{CaEvent, CaState, Tcp};
+use crate::rate::{RateSample, TxSnapshot};
+use crate::tcp::{AckSample, CaEvent, CaState, Tcp};
 use crate::time::{Duration, Instant};
+use crate::transport::{AckPacket, DataPacket, Receiver, Sender, SenderConfig};
 
 /// Bytes per packet in every harness run.
 pub const MSS: u32 = 1000;
-
-/// Retransmission timeout after the last send when nothing can be ACKed.
-const RTO: Duration = Duration::from_millis(300);
 
 /// The path.
 #[derive(Debug, Clone)]
@@ -50,14 +47,50 @@ impl Link {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Pkt {
-    tx: TxSnapshot,
-    sent: Instant,
-    end_seq: u64,
-    is_retrans: bool,
-    /// When its ACK reaches the sender; `None` if the path dropped it.
-    ack_at: Option<Instant>,
+/// BBRv1 with a count of the `TxStart` events the transport raised.
+#[derive(Debug)]
+pub struct Counted {
+    /// The controller under test.
+    pub bbr: Bbr1,
+    /// `CA_EVENT_TX_START` events seen.
+    pub tx_starts: u32,
+}
+
+impl CongestionControl for Counted {
+    fn name(&self) -> &'static str {
+        self.bbr.name()
+    }
+    fn has_cong_control(&self) -> bool {
+        self.bbr.has_cong_control()
+    }
+    fn cong_control(&mut self, tcp: &mut Tcp, rs: &RateSample) {
+        self.bbr.cong_control(tcp, rs)
+    }
+    fn pkts_acked(&mut self, tcp: &mut Tcp, sample: &AckSample) {
+        self.bbr.pkts_acked(tcp, sample)
+    }
+    fn ssthresh(&mut self, tcp: &mut Tcp) -> u32 {
+        self.bbr.ssthresh(tcp)
+    }
+    fn undo_cwnd(&mut self, tcp: &mut Tcp) -> u32 {
+        self.bbr.undo_cwnd(tcp)
+    }
+    fn set_state(&mut self, tcp: &mut Tcp, new_state: CaState) {
+        self.bbr.set_state(tcp, new_state)
+    }
+    fn cwnd_event(&mut self, tcp: &mut Tcp, event: CaEvent) {
+        self.tx_starts += u32::from(event == CaEvent::TxStart);
+        self.bbr.cwnd_event(tcp, event)
+    }
+    fn skb_marked_lost(&mut self, tcp: &mut Tcp, tx: &TxSnapshot, pcount: u32) {
+        self.bbr.skb_marked_lost(tcp, tx, pcount)
+    }
+    fn tso_segs(&self, tcp: &Tcp) -> Option<u32> {
+        self.bbr.tso_segs(tcp)
+    }
+    fn status(&self, tcp: &Tcp) -> Status {
+        self.bbr.status(tcp)
+    }
 }
 
 /// One ACK as the controller saw it.
@@ -87,88 +120,73 @@ pub struct Trace {
     pub target: u32,
 }
 
-/// The sender, its controller and the path.
+/// The transport with BBRv1, the path and the application.
 pub struct Harness {
-    pub tcp: Tcp,
-    pub bbr: Bbr1,
+    /// The one transport's sender running BBRv1.
+    pub s: Sender<Counted>,
+    rx: Receiver,
     pub link: Link,
     pub now: Instant,
-    flight: VecDeque<Pkt>,
+    started: bool,
     link_free: Instant,
     tokens_nano: u128,
     tokens_at: Instant,
-    next_send: Instant,
+    to_rx: VecDeque<(Instant, DataPacket)>,
+    to_tx: VecDeque<(Instant, AckPacket)>,
+    out: Vec<DataPacket>,
     /// Packets the application still has to send; `None` = unlimited.
     pub app_data: Option<u64>,
     /// If set, the application writes one packet per interval (`app_data`
     /// should then start at `Some(0)`).
     pub app_interval: Option<Duration>,
     app_next: Instant,
-    /// Receive window: never more than this many packets in flight.
+    /// Receive window: never more than this many packets outstanding.
     pub rwnd: u32,
     /// Drop the next this-many packets at the bottleneck.
     pub drop_next: u32,
-    /// Model fast recovery (`ssthresh`, `set_state(Recovery/Open)`).
-    pub recovery: bool,
-    high_seq: u64,
-    /// Lost packets (end sequence numbers) waiting for retransmission.
-    retx_queue: VecDeque<u64>,
-    /// Holes below which the cumulative ACK cannot advance.
-    holes: BTreeSet<u64>,
-    /// Highest end sequence number delivered.
-    highest_delivered: u64,
     /// Every ACK, in order.
     pub trace: Vec<Trace>,
-    /// TxStart events delivered to the controller.
-    pub tx_starts: u32,
-    /// Retransmission timeouts.
-    pub timeouts: u32,
 }
 
 impl Harness {
     pub fn new(link: Link, rng: Box<dyn Random + Send>) -> Self {
-        let mut tcp = Tcp::new(Instant::ZERO, MSS);
-        let bbr = Bbr1::new(&mut tcp, rng);
         let bucket = link
             .policer
             .map_or(0, |(_, b)| u128::from(b) * 1_000_000_000);
+        // No tail-loss probes: these tests were written for tail losses
+        // repaired by the RTO.
+        let cfg = SenderConfig {
+            tlp: false,
+            ..SenderConfig::bulk(MSS)
+        };
+        let s = Sender::new(0, cfg, Instant::ZERO, |tcp| Counted {
+            bbr: Bbr1::new(tcp, rng),
+            tx_starts: 0,
+        });
         Harness {
-            tcp,
-            bbr,
+            s,
+            rx: Receiver::new(0, Duration::from_millis(40)).with_ack_every(1),
             link,
             now: Instant::ZERO,
-            flight: VecDeque::new(),
+            started: false,
             link_free: Instant::ZERO,
             tokens_nano: bucket,
             tokens_at: Instant::ZERO,
-            next_send: Instant::ZERO,
+            to_rx: VecDeque::new(),
+            to_tx: VecDeque::new(),
+            out: Vec::new(),
             app_data: None,
             app_interval: None,
             app_next: Instant::ZERO,
             rwnd: u32::MAX,
             drop_next: 0,
-            recovery: true,
-            high_seq: 0,
-            retx_queue: VecDeque::new(),
-            holes: BTreeSet::new(),
-            highest_delivered: 0,
             trace: Vec::new(),
-            tx_starts: 0,
-            timeouts: 0,
         }
     }
 
-    fn has_data(&self) -> bool {
-        self.app_data != Some(0) || !self.retx_queue.is_empty()
-    }
-
-    fn window_open(&self) -> bool {
-        let inflight = self.tcp.packets_in_flight();
-        inflight < self.tcp.snd_cwnd && inflight < self.rwnd
-    }
-
-    fn next_ack(&self) -> Option<Instant> {
-        self.flight.iter().find_map(|p| p.ack_at)
+    /// `CA_EVENT_TX_START` events delivered to the controller.
+    pub fn tx_starts(&self) -> u32 {
+        self.s.cc.tx_starts
     }
 
     /// Runs the path until `end`.
@@ -177,39 +195,77 @@ impl Harness {
         self.now = self.now.max(end);
     }
 
+    /// Hands the application's offer and the receive window to the
+    /// transport and lets it send what they allow now.
+    fn offer(&mut self) -> bool {
+        self.s.set_unsent(self.app_data);
+        let rwnd = (self.rwnd != u32::MAX).then(|| u64::from(self.rwnd) * u64::from(MSS));
+        self.s.set_rwnd(rwnd);
+        if !self.started {
+            self.started = true;
+            self.s.start(self.now, &mut self.out);
+        } else if self.s.pace_deadline.is_none() {
+            self.s.try_send(self.now, &mut self.out);
+        }
+        let sent = !self.out.is_empty();
+        self.admit_out();
+        self.sync_app();
+        sent
+    }
+
     /// Processes the next event if it is due by `end`; false if none is.
     pub fn step(&mut self, end: Instant) -> bool {
-        // Out of data with room to send: the connection is app-limited
-        // (Linux `tcp_rate_check_app_limited`).
-        if !self.has_data() && self.window_open() && self.tcp.app_limited == 0 {
-            self.tcp.now = self.now;
-            rate::check_app_limited(&mut self.tcp, 0, false);
+        if self.offer() {
+            // Sending is this step's event.
+            return true;
         }
-        let next_ack = self.next_ack();
-        let next_send =
-            (self.has_data() && self.window_open()).then(|| self.next_send.max(self.now));
-        // Everything in flight was dropped: a retransmission timeout.
-        let rto = (next_ack.is_none() && !self.flight.is_empty())
-            .then(|| self.flight.back().map_or(self.now, |p| p.sent) + RTO);
         let app = self.app_interval.map(|_| self.app_next);
-        let Some(t) = [next_ack, next_send, rto, app].into_iter().flatten().min() else {
+        let t = [
+            self.to_rx.front().map(|e| e.0),
+            self.to_tx.front().map(|e| e.0),
+            self.s.rto_deadline,
+            self.s.reo_deadline,
+            self.s.pace_deadline,
+            app,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(t) = t.filter(|&t| t <= end) else {
             return false;
         };
-        if t > end {
-            return false;
-        }
         self.now = t;
         if app == Some(t) {
+            // The application writes; the transport hears of it next step.
             *self.app_data.get_or_insert(0) += 1;
             self.app_next = t + self.app_interval.unwrap_or_default();
-        } else if next_ack == Some(t) {
-            self.ack(t);
-        } else if next_send == Some(t) {
-            self.send(t);
-        } else {
-            self.timeout(t);
+            return true;
         }
+        if self.to_rx.front().is_some_and(|e| e.0 == t) {
+            let (_, p) = self.to_rx.pop_front().expect("front checked");
+            if let Some(ack) = self.rx.on_data(t, &p, |_| MSS) {
+                self.return_ack(t, ack);
+            }
+        } else if self.to_tx.front().is_some_and(|e| e.0 == t) {
+            let (_, ack) = self.to_tx.pop_front().expect("front checked");
+            self.ack(t, &ack);
+        } else if self.s.rto_deadline == Some(t) {
+            self.s.on_rto(t, &mut self.out);
+        } else if self.s.reo_deadline == Some(t) {
+            self.s.on_reo_timer(t, &mut self.out);
+        } else {
+            self.s.on_pace_timer(t, &mut self.out);
+        }
+        self.admit_out();
+        self.sync_app();
         true
+    }
+
+    /// What the application still has to send, after the transport sent.
+    fn sync_app(&mut self) {
+        if self.app_data.is_some() {
+            self.app_data = Some(self.s.unsent_segs());
+        }
     }
 
     /// Steps until `stop` holds after an event, or `deadline`; returns whether `stop` held.
@@ -232,44 +288,18 @@ impl Harness {
         self.run_until(end);
     }
 
-    fn send(&mut self, t: Instant) {
-        self.tcp.now = t;
-        if self.tcp.packets_in_flight() == 0 {
-            // Linux `tcp_event_data_sent`: CA_EVENT_TX_START on the first
-            // send with nothing in flight.
-            self.tx_starts += 1;
-            self.bbr.cwnd_event(&mut self.tcp, CaEvent::TxStart);
-        }
-        let was_idle = self.tcp.packets_out == 0;
-        self.tcp.packets_out += 1;
-        let (end_seq, is_retrans) = match self.retx_queue.pop_front() {
-            Some(seq) => (seq, true),
-            None => {
-                self.tcp.snd_nxt += u64::from(MSS);
-                if let Some(d) = self.app_data.as_mut() {
-                    *d -= 1;
-                }
-                (self.tcp.snd_nxt, false)
+    /// Puts what the transport sent on the path.
+    fn admit_out(&mut self) {
+        for p in std::mem::take(&mut self.out) {
+            if let Some(arrive) = self.admit(self.now) {
+                let arrive = arrive + self.link.rtt / 2;
+                let arrive = self.to_rx.back().map_or(arrive, |b| b.0.max(arrive));
+                self.to_rx.push_back((arrive, p));
             }
-        };
-        let tx = rate::on_send(&mut self.tcp, was_idle, end_seq, is_retrans);
-        let ack_at = self.admit(t);
-        self.flight.push_back(Pkt {
-            tx,
-            sent: t,
-            end_seq,
-            is_retrans,
-            ack_at,
-        });
-        // Internal pacing: the next departure is one packet time later.
-        self.next_send = match (u64::from(MSS) * 1_000_000_000).checked_div(self.tcp.pacing_rate) {
-            Some(gap) => t + Duration::from_nanos(gap),
-            None => t,
-        };
-        self.tcp.departure_time = self.next_send;
+        }
     }
 
-    /// The bottleneck: returns when the packet's ACK arrives, or `None` if dropped.
+    /// The bottleneck: returns when the packet leaves it, or `None` if dropped.
     fn admit(&mut self, t: Instant) -> Option<Instant> {
         if self.drop_next > 0 {
             self.drop_next -= 1;
@@ -292,123 +322,47 @@ impl Harness {
         }
         let depart = self.link_free.max(t) + Duration::from_nanos(tx_ns);
         self.link_free = depart;
-        let mut ack = depart + self.link.rtt;
+        Some(depart)
+    }
+
+    /// The ACK travels back; with aggregation it waits for the next period.
+    fn return_ack(&mut self, t: Instant, ack: AckPacket) {
+        let mut at = t + (self.link.rtt - self.link.rtt / 2);
         if let Some(p) = self.link.ack_period {
             let p = p.as_nanos() as u64;
-            ack = Instant::from_nanos(ack.as_nanos().div_ceil(p) * p);
+            at = Instant::from_nanos(at.as_nanos().div_ceil(p) * p);
         }
-        Some(ack)
+        let at = self.to_tx.back().map_or(at, |b| b.0.max(at));
+        self.to_tx.push_back((at, ack));
     }
 
-    /// Linux `tcp_enter_loss`: everything in flight is lost; ssthresh()
-    /// (saves cwnd), cwnd = in flight + 1, then `set_state(Loss)`.
-    fn timeout(&mut self, t: Instant) {
-        self.tcp.now = t;
-        let n = self.flight.len() as u32;
-        for p in self.flight.drain(..) {
-            self.holes.insert(p.end_seq);
-            self.retx_queue.push_back(p.end_seq);
-        }
-        self.tcp.lost += u64::from(n);
-        self.tcp.packets_out -= n;
-        if self.tcp.ca_state <= CaState::Disorder {
-            self.tcp.prior_cwnd = self.tcp.snd_cwnd;
-            self.tcp.snd_ssthresh = self.bbr.ssthresh(&mut self.tcp);
-        }
-        self.tcp.snd_cwnd = self.tcp.packets_in_flight() + 1;
-        self.bbr.set_state(&mut self.tcp, CaState::Loss);
-        self.tcp.ca_state = CaState::Loss;
-        self.high_seq = self.tcp.snd_nxt;
-        self.timeouts += 1;
-    }
-
-    fn ack(&mut self, t: Instant) {
-        self.tcp.now = t;
-        let prior_in_flight = self.tcp.packets_in_flight();
-        let cwnd_before = self.tcp.snd_cwnd;
-        let mut rs = RateSample::default();
-        let (mut delivered, mut lost, mut rtt) = (0u32, 0u32, None);
-        // Packets ACKed now, and the dropped ones sent before them (a
-        // RACK-like rule: a hole before a delivered packet is a loss).
-        let mut n = 0;
-        for (i, p) in self.flight.iter().enumerate() {
-            match p.ack_at {
-                Some(a) if a == t => n = i + 1,
-                Some(_) => break,
-                None => {}
-            }
-        }
-        for mut p in self.flight.drain(..n) {
-            if p.ack_at.is_some() {
-                rate::on_packet_delivered(&mut self.tcp, &mut rs, &mut p.tx, false);
-                self.tcp.delivered += 1;
-                self.holes.remove(&p.end_seq);
-                self.highest_delivered = self.highest_delivered.max(p.end_seq);
-                // Karn: no RTT sample from a retransmission.
-                if !p.is_retrans {
-                    rtt = Some(t - p.sent);
-                }
-                delivered += 1;
-            } else {
-                lost += 1;
-                self.tcp.lost += 1;
-                self.holes.insert(p.end_seq);
-                self.retx_queue.push_back(p.end_seq);
-            }
-            self.tcp.packets_out -= 1;
-        }
-        self.tcp.snd_una = match self.holes.first() {
-            Some(&hole) => hole - u64::from(MSS),
-            None => self.highest_delivered,
-        };
-        // Loss recovery state (Linux `tcp_fastretrans_alert`, before cong_control).
-        if self.recovery {
-            if lost > 0 && self.tcp.ca_state < CaState::Recovery {
-                self.tcp.prior_cwnd = self.tcp.snd_cwnd;
-                self.tcp.snd_ssthresh = self.bbr.ssthresh(&mut self.tcp);
-                self.bbr.set_state(&mut self.tcp, CaState::Recovery);
-                self.tcp.ca_state = CaState::Recovery;
-                self.high_seq = self.tcp.snd_nxt;
-            } else if self.tcp.ca_state >= CaState::Recovery && self.tcp.snd_una >= self.high_seq {
-                self.bbr.set_state(&mut self.tcp, CaState::Open);
-                self.tcp.ca_state = CaState::Open;
-            }
-        }
-        if let Some(r) = rtt {
-            self.tcp.srtt = if self.tcp.srtt.is_zero() {
-                r
-            } else {
-                (self.tcp.srtt * 7 + r) / 8
-            };
-            self.tcp.min_rtt = Some(self.tcp.min_rtt.map_or(r, |m| m.min(r)));
-        }
-        rs.prior_in_flight = prior_in_flight;
-        rs.rtt = rtt;
-        rate::generate(&mut self.tcp, &mut rs, delivered, lost, false);
-        self.bbr.cong_control(&mut self.tcp, &rs);
+    fn ack(&mut self, t: Instant, ack: &AckPacket) {
+        let cwnd_before = self.s.tcp.snd_cwnd;
+        let o = self.s.on_ack(t, ack, &mut self.out);
+        let (tcp, bbr) = (&self.s.tcp, &self.s.cc.bbr);
         self.trace.push(Trace {
             now: t,
-            mode: self.bbr.mode(),
-            cycle_idx: self.bbr.cycle_idx(),
-            round: self.bbr.round_count(),
-            round_start: self.bbr.round_start,
-            cwnd: self.tcp.snd_cwnd,
+            mode: bbr.mode(),
+            cycle_idx: bbr.cycle_idx(),
+            round: bbr.round_count(),
+            round_start: bbr.round_start,
+            cwnd: tcp.snd_cwnd,
             cwnd_before,
-            in_flight: self.tcp.packets_in_flight(),
-            pacing_rate: self.tcp.pacing_rate,
-            pacing_gain: self.bbr.pacing_gain,
-            max_bw: self.bbr.max_bw(),
-            full_bw_reached: self.bbr.full_bw_reached(),
-            lt_bw: self.bbr.lt_bw(),
-            ca_state: self.tcp.ca_state,
-            conservation: self.bbr.packet_conservation(),
-            acked: delivered,
-            losses: lost,
-            min_rtt_stamp: self.bbr.min_rtt_stamp,
-            app_limited: rs.is_app_limited,
-            target: self.bbr.quantization_budget(
-                &self.tcp,
-                self.bbr.bdp(self.bbr.bw(), self.bbr.cwnd_gain) + self.bbr.ack_aggregation_cwnd(),
+            in_flight: tcp.packets_in_flight(),
+            pacing_rate: tcp.pacing_rate,
+            pacing_gain: bbr.pacing_gain,
+            max_bw: bbr.max_bw(),
+            full_bw_reached: bbr.full_bw_reached(),
+            lt_bw: bbr.lt_bw(),
+            ca_state: tcp.ca_state,
+            conservation: bbr.packet_conservation(),
+            acked: o.delivered,
+            losses: o.lost,
+            min_rtt_stamp: bbr.min_rtt_stamp,
+            app_limited: o.rs.is_app_limited,
+            target: bbr.quantization_budget(
+                tcp,
+                bbr.bdp(bbr.bw(), bbr.cwnd_gain) + bbr.ack_aggregation_cwnd(),
             ),
         });
     }

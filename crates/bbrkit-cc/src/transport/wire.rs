@@ -1,10 +1,11 @@
-//! What travels on the simulated wires: data segments and ACKs.
+//! What the transport puts on the wire and reads back: data segments and
+//! ACKs (with SACK blocks and the ECN bits).
 //!
 //! Sequence space is counted in segments: segment `k` carries bytes
 //! `k*MSS .. min((k+1)*MSS, size)`. Every (re)transmission of a segment uses
 //! the same boundaries, as Linux does without repacketisation.
 
-use bbrkit_cc::Instant;
+use crate::time::Instant;
 
 /// IPv4 (20) + TCP (20) + timestamp option (12) header bytes per data packet.
 pub const HEADER_BYTES: u32 = 52;
@@ -23,6 +24,10 @@ pub struct DataPacket {
     pub len: u32,
     /// When the sender transmitted it.
     pub enqueued: Instant,
+    /// A retransmission (the loss hooks of tests tell first copies apart).
+    pub retrans: bool,
+    /// ECN Congestion Experienced, set by a marking bottleneck.
+    pub ce: bool,
 }
 
 impl DataPacket {
@@ -46,6 +51,8 @@ pub struct AckPacket {
     pub sacks: [SackBlock; MAX_SACK_BLOCKS],
     /// Valid SACK blocks.
     pub nsacks: u8,
+    /// ECN-Echo: a segment this ACK covers arrived with CE.
+    pub ece: bool,
 }
 
 impl AckPacket {

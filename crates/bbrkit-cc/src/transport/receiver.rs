@@ -6,12 +6,14 @@
 //! duplicate; in quick-ACK mode (the first 16 segments of a connection, and
 //! 16 more after a duplicate: `TCP_MAX_QUICKACKS`) every segment; otherwise
 //! every second full segment, or when the delayed-ACK timer (40 ms,
-//! `TCP_DELACK_MIN`) fires. Owns nothing on the sender side; must never
+//! `TCP_DELACK_MIN`) fires. ECN (`tcp_ecn_check_ce`): a CE segment is
+//! echoed (ECE) on the next ACK, per ACK as DCTCP/L4S receivers do, and
+//! re-enters quick-ACK mode for two segments. Owns nothing on the sender side; must never
 //! acknowledge data it has not received.
 
-use bbrkit_cc::{Duration, Instant};
+use crate::time::{Duration, Instant};
 
-use crate::packet::{AckPacket, DataPacket, MAX_SACK_BLOCKS, SackBlock};
+use super::wire::{AckPacket, DataPacket, MAX_SACK_BLOCKS, SackBlock};
 
 /// Linux `TCP_MAX_QUICKACKS`.
 pub const MAX_QUICKACKS: u32 = 16;
@@ -31,6 +33,8 @@ pub struct Receiver {
     /// Segments still to be acknowledged at once (quick-ACK mode).
     quickack: u32,
     delack: Duration,
+    /// In-order segments per ACK outside quick-ACK mode (Linux: 2).
+    ack_every: u32,
     /// When the delayed ACK is due, if one is pending.
     pub delack_deadline: Option<Instant>,
     /// Payload bytes delivered in order to the application.
@@ -41,6 +45,8 @@ pub struct Receiver {
     pub duplicates: u64,
     /// When the last in-order byte was delivered.
     pub last_delivery: Option<Instant>,
+    /// A segment not yet acknowledged carried CE: the next ACK echoes it.
+    pending_ece: bool,
 }
 
 impl Receiver {
@@ -54,17 +60,26 @@ impl Receiver {
             unacked: 0,
             quickack: MAX_QUICKACKS,
             delack,
+            ack_every: 2,
             delack_deadline: None,
             bytes_delivered: 0,
             bytes_received: 0,
             duplicates: 0,
             last_delivery: None,
+            pending_ece: false,
         }
     }
 
     /// The same receiver without the initial quick-ACK phase.
     pub fn without_quickack(mut self) -> Self {
         self.quickack = 0;
+        self
+    }
+
+    /// The same receiver acknowledging every `n`-th in-order segment (1: no
+    /// delayed ACKs; Linux's is 2).
+    pub fn with_ack_every(mut self, n: u32) -> Self {
+        self.ack_every = n.max(1);
         self
     }
 
@@ -82,6 +97,12 @@ impl Receiver {
         seg_len: impl Fn(u64) -> u32,
     ) -> Option<AckPacket> {
         let seg = p.seg;
+        if p.ce {
+            // tcp_ecn_check_ce: CE received, echo it and do not delay the
+            // ACK (`tcp_enter_quickack_mode(sk, 2)`).
+            self.pending_ece = true;
+            self.quickack = self.quickack.max(2);
+        }
         if seg < self.rcv_nxt || self.range_of(seg).is_some() {
             self.duplicates += 1;
             // tcp_data_queue: a retransmit forces quick-ACK mode.
@@ -109,7 +130,7 @@ impl Receiver {
                 self.quickack -= 1;
                 return Some(self.ack_now());
             }
-            if had_ooo || !self.ooo.is_empty() || self.unacked >= 2 {
+            if had_ooo || !self.ooo.is_empty() || self.unacked >= self.ack_every {
                 return Some(self.ack_now());
             }
             if self.delack_deadline.is_none() {
@@ -180,6 +201,7 @@ impl Receiver {
             cum: self.rcv_nxt,
             sacks,
             nsacks: n as u8,
+            ece: std::mem::take(&mut self.pending_ece),
         }
     }
 }
@@ -194,6 +216,8 @@ mod tests {
             seg,
             len: 1000,
             enqueued: Instant::ZERO,
+            retrans: false,
+            ce: false,
         }
     }
 

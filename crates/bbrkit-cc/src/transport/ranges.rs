@@ -97,8 +97,8 @@ mod tests {
 
     #[test]
     fn matches_a_bitmap_on_random_inserts() {
-        let mut rng = bbrkit_cc::SeededRng::new(5, 0);
-        use bbrkit_cc::Random;
+        use crate::random::{Random, SeededRng};
+        let mut rng = SeededRng::new(crate::testing::test_seed(5), 0);
         let mut s = RangeSet::default();
         let mut bits = vec![false; 300];
         for _ in 0..500 {

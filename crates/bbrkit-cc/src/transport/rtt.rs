@@ -4,7 +4,7 @@
 //! 200 ms `TCP_RTO_MIN`, an initial RTO of 1 s, exponential backoff and a
 //! 120 s ceiling. Times are kept in microseconds like the kernel.
 
-use bbrkit_cc::{Duration, Instant};
+use crate::time::{Duration, Instant};
 
 /// Linux `TCP_RTO_MIN`.
 pub const RTO_MIN: Duration = Duration::from_millis(200);

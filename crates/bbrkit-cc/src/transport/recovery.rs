@@ -1,17 +1,22 @@
-//! Loss recovery of the simulated sender: RACK loss marking and its
-//! reordering timer (`tcp_rack_detect_loss`, `tcp_rack_reo_timeout`), the
-//! recovery state machine (`tcp_fastretrans_alert`), PRR
-//! (`tcp_cwnd_reduction`) and the retransmission timeout (`tcp_enter_loss`).
-//! Part of [`Sender`]; must never read a clock (time comes in as `now`).
+//! Loss recovery of the transport: RACK loss marking and its reordering
+//! timer (`tcp_rack_detect_loss`, `tcp_rack_reo_timeout` in
+//! `tcp_recovery.c`), the recovery state machine (`tcp_fastretrans_alert`,
+//! `tcp_enter_recovery`, `tcp_enter_cwr` on ECE, `tcp_try_keep_open`),
+//! undo (`tcp_try_undo_recovery`, `tcp_try_undo_loss`), PRR
+//! (`tcp_cwnd_reduction`) and the retransmission timeout
+//! (`tcp_retransmit_timer` → `tcp_enter_loss`). Part of [`Sender`]; must
+//! never read a clock (time comes in as `now`).
 
 use std::cmp::Reverse;
 
-use bbrkit_cc::{CaEvent, CaState, CongestionControl, Duration, Instant};
+use super::{
+    DataPacket, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, REORDERING, Sender, sent_after,
+};
+use crate::controller::CongestionControl;
+use crate::tcp::{CaEvent, CaState, TCP_INFINITE_SSTHRESH};
+use crate::time::{Duration, Instant};
 
-use super::{F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, REORDERING, Sender, sent_after};
-use crate::packet::DataPacket;
-
-impl Sender {
+impl<C: CongestionControl> Sender<C> {
     /// RACK: `tcp_rack_advance` for a delivered segment.
     pub(super) fn rack_advance(&mut self, k: u64, flags: u8, xmit: Instant, now: Instant) {
         let rtt = now - xmit;
@@ -96,48 +101,116 @@ impl Sender {
         lost
     }
 
-    /// `tcp_init_cwnd_reduction` + `tcp_set_ca_state(Recovery)`.
-    pub(super) fn enter_recovery(&mut self) {
+    /// Linux `tcp_current_ssthresh`.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.tcp.snd_ssthresh
+        } else {
+            let c = self.tcp.snd_cwnd;
+            self.tcp.snd_ssthresh.max((c >> 1) + (c >> 2))
+        }
+    }
+
+    /// Linux `tcp_init_cwnd_reduction`.
+    pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.nxt;
+        self.tlp_high_seq = None;
         self.tcp.snd_cwnd_cnt = 0;
         self.tcp.prior_cwnd = self.tcp.snd_cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tcp.snd_ssthresh = self.cc.ssthresh(&mut self.tcp);
+    }
+
+    /// Linux `tcp_enter_recovery`: from CWR the reduction already under
+    /// way continues.
+    pub(super) fn enter_recovery(&mut self) {
+        if self.tcp.ca_state != CaState::Cwr {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
+        self.high_seq = self.nxt;
         self.stats.recoveries += 1;
         self.set_state(CaState::Recovery);
     }
 
-    /// The state part of `tcp_fastretrans_alert`.
-    pub(super) fn fastretrans_alert(&mut self) {
-        match self.tcp.ca_state {
-            CaState::Recovery if self.una >= self.high_seq => {
-                self.set_state(CaState::Open);
-                if !self.cc.has_cong_control() {
-                    // tcp_end_cwnd_reduction
-                    if self.tcp.snd_ssthresh < bbrkit_cc::tcp::TCP_INFINITE_SSTHRESH {
-                        self.tcp.set_cwnd(self.tcp.snd_ssthresh);
-                    }
-                    self.cc.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr);
+    /// Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh; a no-op for
+    /// `cong_control` controllers (BBR), as in the kernel.
+    pub(super) fn end_cwnd_reduction(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.tcp.snd_ssthresh < TCP_INFINITE_SSTHRESH {
+            self.tcp.set_cwnd(self.tcp.snd_ssthresh);
+        }
+        self.cc.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr);
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction` (`tcp_try_undo_recovery`,
+    /// `tcp_try_undo_loss`), then `set_state(Open)`. After an RTO the loss
+    /// marks of segments not yet retransmitted are removed.
+    fn undo(&mut self) {
+        self.undo_next_exit = false;
+        if self.prior_ssthresh > 0 {
+            let cwnd = self.cc.undo_cwnd(&mut self.tcp);
+            self.tcp.set_cwnd(cwnd);
+            self.tcp.snd_ssthresh = self.tcp.snd_ssthresh.max(self.prior_ssthresh);
+        }
+        if self.tcp.ca_state == CaState::Loss {
+            for seg in self.segs.iter_mut() {
+                if seg.flags & (F_LOST | F_RETRANS) == F_LOST {
+                    seg.flags &= !F_LOST;
+                    self.tcp.lost_out -= 1;
                 }
             }
-            CaState::Loss if self.una >= self.high_seq => self.set_state(CaState::Open),
+        }
+        self.stats.undos += 1;
+        self.set_state(CaState::Open);
+    }
+
+    /// The state part of `tcp_fastretrans_alert`: leave CWR, Recovery or
+    /// Loss once `high_seq` is acknowledged (undo if the episode was
+    /// spurious), enter Recovery on a loss, CWR on ECE (`tcp_enter_cwr`),
+    /// otherwise `tcp_try_keep_open` (Open/Disorder).
+    pub(super) fn fastretrans_alert(&mut self, ece: bool) {
+        let done = self.una >= self.high_seq;
+        match self.tcp.ca_state {
+            CaState::Cwr if self.una > self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_state(CaState::Open);
+            }
+            CaState::Recovery | CaState::Loss if done && self.undo_next_exit => self.undo(),
+            CaState::Recovery if done => {
+                self.set_state(CaState::Open);
+                self.end_cwnd_reduction();
+            }
+            CaState::Loss if done => self.set_state(CaState::Open),
             _ => {}
         }
-        match self.tcp.ca_state {
-            CaState::Open | CaState::Disorder if self.tcp.lost_out > 0 => self.enter_recovery(),
-            CaState::Open | CaState::Disorder => {
-                let state = if self.tcp.sacked_out + self.tcp.lost_out + self.tcp.retrans_out > 0 {
-                    CaState::Disorder
-                } else {
-                    CaState::Open
-                };
-                if state != self.tcp.ca_state {
-                    self.set_state(state);
-                    self.high_seq = self.nxt;
-                }
-            }
-            _ => {}
+        let state = self.tcp.ca_state;
+        if self.tcp.lost_out > 0 && !matches!(state, CaState::Recovery | CaState::Loss) {
+            self.enter_recovery();
+        } else if ece && self.tcp.ecn_enabled && state < CaState::Cwr {
+            self.prior_ssthresh = 0;
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+        } else if matches!(state, CaState::Open | CaState::Disorder) {
+            self.try_keep_open();
+        }
+    }
+
+    /// Linux `tcp_try_keep_open`: Disorder while anything is SACKed, lost
+    /// or retransmitted, else Open.
+    pub(super) fn try_keep_open(&mut self) {
+        let left_out = self.tcp.sacked_out + self.tcp.lost_out + self.tcp.retrans_out;
+        let state = if left_out > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if state != self.tcp.ca_state {
+            self.set_state(state);
+            self.high_seq = self.nxt;
         }
     }
 
@@ -186,19 +259,21 @@ impl Sender {
         }
     }
 
-    /// The pacing timer fired.
-    pub fn on_pace_timer(&mut self, now: Instant, out: &mut Vec<DataPacket>) {
-        self.try_send(now, out);
-    }
-
     /// The retransmission timer fired (`tcp_retransmit_timer` →
     /// `tcp_enter_loss`): everything not SACKed is lost, cwnd drops to 1.
     pub fn on_rto(&mut self, now: Instant, out: &mut Vec<DataPacket>) {
         if self.completed.is_some() || self.tcp.packets_out == 0 {
             return;
         }
+        if self.tlp_deadline.is_some_and(|t| t <= now) {
+            // Linux has one timer for both: a pending probe replaces the RTO.
+            self.on_tlp_timer(now, out);
+            return;
+        }
         self.tcp.now = now;
         self.stats.rtos += 1;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
         // tcp_timeout_mark_lost, then ssthresh once per window.
         for i in 0..self.segs.len() {
             self.mark_lost(self.una + i as u64);
@@ -208,6 +283,7 @@ impl Sender {
             || self.una >= self.high_seq
             || (state == CaState::Loss && self.backoff == 0)
         {
+            self.prior_ssthresh = self.current_ssthresh();
             self.tcp.prior_cwnd = self.tcp.snd_cwnd;
             self.tcp.snd_ssthresh = self.cc.ssthresh(&mut self.tcp);
             self.cc.cwnd_event(&mut self.tcp, CaEvent::Loss);
@@ -215,6 +291,15 @@ impl Sender {
         self.rack_list.clear();
         self.reo_deadline = None;
         self.tcp.set_cwnd(self.tcp.packets_in_flight() + 1);
+        // tcp_retransmit_timer retransmits the head whatever its state: a
+        // tail-loss probe's copy of it (retransmitted, then marked lost
+        // here, which keeps TCPCB_SACKED_RETRANS) must not block that.
+        if let Some(seg) = self.segs.front_mut()
+            && seg.flags & (F_SACKED | F_RETRANS) == F_RETRANS
+        {
+            seg.flags &= !F_RETRANS;
+            self.tcp.retrans_out -= 1;
+        }
         self.tcp.snd_cwnd_cnt = 0;
         self.high_seq = self.nxt;
         self.set_state(CaState::Loss);
