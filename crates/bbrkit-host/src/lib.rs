@@ -36,6 +36,7 @@ mod root;
 pub mod routes;
 pub mod state;
 pub mod sysctl;
+pub mod unit;
 pub mod verify;
 
 pub use error::HostError;
