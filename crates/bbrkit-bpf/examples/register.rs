@@ -35,7 +35,7 @@ fn main() -> ExitCode {
             Ok(r) => r,
             Err(e) => return report(&e),
         };
-    for map in registration.maps() {
+    for map in registration.algorithms() {
         println!("registered struct_ops {map}");
     }
     if let Some(s) = seconds {

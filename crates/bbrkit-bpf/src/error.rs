@@ -60,6 +60,15 @@ pub enum BpfError {
         #[source]
         source: libbpf_rs::Error,
     },
+    /// Removing bbrkit's pins failed.
+    #[error("unpin {ca}")]
+    Unpin {
+        /// The congestion control.
+        ca: String,
+        /// The OS error (names the path).
+        #[source]
+        source: std::io::Error,
+    },
     /// The object has no map or program of that name.
     #[error("BPF object {object} has no {what}")]
     Missing {

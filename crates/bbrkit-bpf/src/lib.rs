@@ -15,9 +15,13 @@
 //! `/sys/fs/bpf/bbrkit`).
 
 pub mod error;
+pub mod features;
 pub mod load;
 mod log;
+pub mod pin;
 pub mod register;
+pub mod status;
+pub mod telemetry;
 
 pub use error::{BpfError, Result};
 pub use load::{Loaded, ObjectSource};

@@ -26,9 +26,7 @@ pub(crate) struct Capture {
 impl Capture {
     /// Starts collecting (waits for another capture to end first).
     pub(crate) fn start() -> Capture {
-        INSTALL.call_once(|| {
-            libbpf_rs::set_print(Some((PrintLevel::Warn, collect)));
-        });
+        install();
         let serial = LOAD.lock().unwrap_or_else(|p| p.into_inner());
         *CAPTURED.lock().unwrap_or_else(|p| p.into_inner()) = Some(String::new());
         Capture { _serial: serial }
@@ -44,6 +42,14 @@ impl Drop for Capture {
     fn drop(&mut self) {
         take();
     }
+}
+
+/// Routes libbpf's messages to this module (once per process); every
+/// entry point that calls into libbpf calls it first.
+pub(crate) fn install() {
+    INSTALL.call_once(|| {
+        libbpf_rs::set_print(Some((PrintLevel::Warn, collect)));
+    });
 }
 
 fn take() -> String {
