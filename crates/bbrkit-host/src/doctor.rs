@@ -513,6 +513,11 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
         }
     }
 
+    out.extend(crate::doctor_bpf::findings(
+        root,
+        &crate::doctor_bpf::gather(),
+    ));
+
     out.sort_by_key(|f| std::cmp::Reverse(f.level));
     let problem = out.iter().any(|x| x.level >= Level::Warning);
     Ok(DoctorReport {

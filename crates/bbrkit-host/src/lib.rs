@@ -20,8 +20,11 @@
 //! - [`facts::gather`]: the small set of host facts a metrics exporter wants.
 
 pub mod atomic;
+pub mod boot;
+pub mod bpfcc;
 pub mod check;
 pub mod doctor;
+pub mod doctor_bpf;
 pub mod enable;
 pub mod env;
 mod error;
@@ -38,6 +41,7 @@ pub mod state;
 pub mod sysctl;
 pub mod unit;
 pub mod verify;
+pub mod verify_bpf;
 
 pub use error::HostError;
 pub use root::Root;

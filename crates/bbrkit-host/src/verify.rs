@@ -379,6 +379,10 @@ pub fn run_with(
         ));
     }
 
+    if crate::bpfcc::is_bpf_cc(&expected) {
+        checks.extend(crate::verify_bpf::checks(root, &expected));
+    }
+
     let ok = checks.iter().all(|c| c.ok);
     Ok(VerifyReport {
         expected_cc: expected,
