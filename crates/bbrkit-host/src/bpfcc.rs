@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use bbrkit_bpf::features::{FeatureId, Features};
+pub use bbrkit_bpf::features::{FeatureId, Features};
 use bbrkit_bpf::pin;
 use bbrkit_bpf::status::{self, Holder};
 use serde::Serialize;
@@ -122,7 +122,7 @@ pub fn missing_requirement(f: &Features) -> Option<String> {
     }
     match f.get(FeatureId::Bpffs) {
         Some(b) if !b.present => Some(format!(
-            "{} (the pin that keeps bbr3 registered lives there; systemd mounts it at boot, else `mount -t bpf bpf /sys/fs/bpf`)",
+            "{} (the pin that keeps bbr3 registered lives there; systemd mounts it at boot)",
             b.detail
         )),
         _ => None,
@@ -188,4 +188,53 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         src = c.source();
     }
     s
+}
+
+/// One BPF socket's model as the telemetry map has it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SocketModel {
+    /// Local address.
+    pub local: std::net::SocketAddr,
+    /// Remote address.
+    pub remote: std::net::SocketAddr,
+    /// The model state.
+    pub state: bbrkit_diag::model::BbrState,
+    /// The max-filtered bandwidth estimate, bytes per second.
+    pub bw_bytes_per_second: u64,
+}
+
+/// The model state of every BPF socket of the calling thread's network
+/// namespace from the telemetry maps (reading them needs CAP_SYS_ADMIN).
+pub fn telemetry_here() -> Result<Vec<SocketModel>, String> {
+    use bbrkit_bpf::telemetry::{Mode, Phase};
+    use bbrkit_diag::model::BbrState;
+    let own = std::fs::read_link("/proc/thread-self/ns/net")
+        .ok()
+        .and_then(|t| {
+            let t = t.to_string_lossy().into_owned();
+            t.strip_prefix("net:[")?
+                .strip_suffix(']')?
+                .parse::<u64>()
+                .ok()
+        });
+    let all = bbrkit_bpf::telemetry::read_kernel().map_err(|e| error_chain(&e))?;
+    Ok(all
+        .into_iter()
+        .filter(|m| own == Some(u64::from(m.socket.netns_ino)))
+        .map(|m| SocketModel {
+            local: m.socket.local,
+            remote: m.socket.remote,
+            state: match (m.state.mode, m.state.phase) {
+                (Some(Mode::Startup), _) => BbrState::Startup,
+                (Some(Mode::Drain), _) => BbrState::Drain,
+                (Some(Mode::ProbeBw), Some(Phase::Up)) => BbrState::ProbeBwUp,
+                (Some(Mode::ProbeBw), Some(Phase::Down)) => BbrState::ProbeBwDown,
+                (Some(Mode::ProbeBw), Some(Phase::Cruise)) => BbrState::ProbeBwCruise,
+                (Some(Mode::ProbeBw), Some(Phase::Refill)) => BbrState::ProbeBwRefill,
+                (Some(Mode::ProbeRtt), _) => BbrState::ProbeRtt,
+                _ => BbrState::Unknown,
+            },
+            bw_bytes_per_second: m.state.bw_bits_per_second / 8,
+        })
+        .collect())
 }

@@ -49,6 +49,8 @@ enum Command {
     Conns(cmd::conns::Args),
     /// Prometheus text exposition of the host's congestion-control state.
     Metrics(cmd::metrics::Args),
+    /// What bbrkit-bbr3.service runs at boot: register bbr3 (pinned), then make it the default.
+    Boot(cmd::boot::Args),
 }
 
 /// Options every command shares.
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => cmd::sim::run(a, global),
         Command::Conns(a) => cmd::conns::run(a, global),
         Command::Metrics(a) => cmd::metrics::run(a, global),
+        Command::Boot(a) => cmd::boot::run(a, global),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
