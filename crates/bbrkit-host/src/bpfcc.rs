@@ -17,7 +17,7 @@ use bbrkit_bpf::pin;
 use bbrkit_bpf::status::{self, Holder};
 use serde::Serialize;
 
-use crate::HostError;
+use crate::{HostError, sysctl};
 
 /// The BPF congestion controls bbrkit ships, each with a boot unit.
 pub const BPF_CCS: [&str; 1] = ["bbr3"];
@@ -237,4 +237,53 @@ pub fn telemetry_here() -> Result<Vec<SocketModel>, String> {
             bw_bytes_per_second: m.state.bw_bits_per_second / 8,
         })
         .collect())
+}
+
+/// Algorithms with a link pin under `/sys/fs/bpf/bbrkit` now.
+pub fn pinned() -> Vec<String> {
+    pin::pinned()
+}
+
+/// Established sockets of this namespace running one of `ccs`, as
+/// `local -> remote (cc)`: connections keep their algorithm until they
+/// close, also after it is unregistered.
+pub fn sockets_on(ccs: &[&str]) -> Vec<String> {
+    crate::verify::established_sockets()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.cc.as_deref().is_some_and(|c| ccs.contains(&c)))
+        .map(|s| format!("{} -> {} ({})", s.local, s.remote, s.cc.unwrap_or_default()))
+        .collect()
+}
+
+/// Loads `cc`'s object and frees it again, registering nothing: the
+/// verifier's answer before `enable` changes anything.
+pub fn trial_load(cc: &str) -> Result<(), RegisterFailure> {
+    bbrkit_bpf::Loaded::load(object(cc)?)
+        .map(drop)
+        .map_err(|e| RegisterFailure {
+            verifier_log: match &e {
+                bbrkit_bpf::BpfError::Refused { log, .. } => Some(log.clone()),
+                _ => None,
+            },
+            reason: error_chain(&e),
+        })
+}
+
+/// Whether writing `cc` as this namespace's default is safe: outside the
+/// initial namespace the kernel answers EPERM for an algorithm missing from
+/// `tcp_allowed_congestion_control`, and on that path
+/// `tcp_set_default_congestion_control` (Linux 6.18 `net/ipv4/tcp_cong.c`)
+/// keeps the reference it took: a BPF struct_ops map would then live until
+/// reboot. So bbrkit never makes that write.
+pub fn default_write_allowed(cc: &str, initial_netns: bool) -> Result<(), String> {
+    let allowed = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
+    if initial_netns || allowed.iter().any(|a| a == cc) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{cc} is not in net.ipv4.tcp_allowed_congestion_control ({}) of this network namespace: not written (the kernel would answer EPERM and keep a reference to {cc} until reboot)",
+            allowed.join(" ")
+        ))
+    }
 }

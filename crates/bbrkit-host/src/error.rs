@@ -47,6 +47,10 @@ pub enum HostError {
     /// A netlink request failed.
     #[error("netlink: {0}")]
     Netlink(String),
+    /// A BPF congestion control cannot be enabled here (no systemd, a
+    /// missing kernel feature, the verifier's refusal, another holder).
+    #[error("{0}")]
+    Bpf(String),
     /// The before-image is unreadable or corrupt.
     #[error("before-image {path}: {reason}")]
     State {

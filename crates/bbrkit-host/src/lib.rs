@@ -35,6 +35,7 @@ pub mod netns;
 pub mod precedence;
 pub mod qdisc;
 pub mod rollback;
+pub mod rollback_bpf;
 mod root;
 pub mod routes;
 pub mod state;

@@ -37,6 +37,11 @@ pub struct RollbackReport {
     pub runtime: Vec<Action>,
     /// Interfaces.
     pub interfaces: Vec<Action>,
+    /// BPF congestion controls unregistered (their pins removed).
+    pub bpf: Vec<Action>,
+    /// Connections still running an algorithm rollback unregistered
+    /// (`local -> remote (cc)`): they keep it until they close.
+    pub still_running: Vec<String>,
     /// Something could not be restored (the image is kept for a retry).
     pub problem: bool,
 }
@@ -107,6 +112,8 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         files: Vec::new(),
         runtime: Vec::new(),
         interfaces: Vec::new(),
+        bpf: Vec::new(),
+        still_running: Vec::new(),
         problem: false,
     };
     let Some(image) = state::load(root)? else {
@@ -309,6 +316,13 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
             }
         }
     }
+
+    // After the defaults are back (a namespace's default holds its
+    // algorithm): unregister what enable registered.
+    let b = crate::rollback_bpf::run(&image, dry_run, no_apply);
+    report.bpf = b.actions;
+    report.still_running = b.still_running;
+    report.problem |= b.problem;
 
     if !dry_run && !report.problem {
         state::discard(root)?;

@@ -14,6 +14,7 @@ use crate::state::{self, BeforeImage, InterfaceImage};
 use crate::sysctl::{self, WriteError};
 use crate::{HostError, KEY_CC, KEY_QDISC, Root, atomic, crash_point, env, kernel};
 
+pub mod bpf;
 mod ifaces;
 mod report;
 #[cfg(test)]

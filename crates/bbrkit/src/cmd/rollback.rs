@@ -45,6 +45,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         ("file", &r.files),
         ("sysctl", &r.runtime),
         ("iface", &r.interfaces),
+        ("bpf", &r.bpf),
     ] {
         for a in list {
             println!(
@@ -54,6 +55,13 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
                 a.detail
             );
         }
+    }
+    if !r.still_running.is_empty() {
+        println!(
+            "note: {} connection(s) keep the unregistered algorithm until they close: {}",
+            r.still_running.len(),
+            r.still_running.join(", ")
+        );
     }
     if r.dry_run {
         println!(
