@@ -7,6 +7,8 @@ use serde::Serialize;
 use crate::precedence::{self, Loader};
 use crate::qdisc;
 use crate::verify::bbrkit_value;
+use bbrkit_diag::nstat::Counters;
+
 use crate::{HostError, KEY_CC, KEY_QDISC, Root, enable, env, kernel, sysctl};
 
 /// Severity; `warning` and `error` make `doctor` exit 1.
@@ -69,28 +71,6 @@ fn enable_cmd(key: &str, value: &str) -> String {
     }
 }
 
-/// Parses the "ugly table" format of `/proc/net/netstat` and `/proc/net/snmp`
-/// into `(Prefix+Name, value)` pairs.
-pub fn parse_netstat(text: &str) -> Vec<(String, u64)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for pair in lines.chunks(2) {
-        let [names, values] = pair else { continue };
-        let (Some((p1, n)), Some((p2, v))) = (names.split_once(':'), values.split_once(':')) else {
-            continue;
-        };
-        if p1 != p2 {
-            continue;
-        }
-        for (n, v) in n.split_whitespace().zip(v.split_whitespace()) {
-            if let Ok(v) = v.parse() {
-                out.push((format!("{p1}{n}"), v));
-            }
-        }
-    }
-    out
-}
-
 /// Classifies traffic direction from cumulative byte counters: returns a
 /// finding when the host received over 4x what it sent (and > 100 MB).
 pub fn receive_finding(in_octets: u64, out_octets: u64) -> Option<Finding> {
@@ -123,11 +103,8 @@ pub fn loopback_bytes(dev: &str) -> Option<(u64, u64)> {
 
 /// TCP segment counters of `/proc/net/snmp` as evidence of the direction:
 /// a host that mostly receives sends little more than ACKs.
-fn snmp_tcp_evidence() -> Option<String> {
-    let t = std::fs::read_to_string("/proc/net/snmp").ok()?;
-    let c = parse_netstat(&t);
-    let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-    let (i, o) = (get("TcpInSegs")?, get("TcpOutSegs")?);
+fn snmp_tcp_evidence(c: &Counters) -> Option<String> {
+    let (i, o) = (c.get("TcpInSegs")?, c.get("TcpOutSegs")?);
     Some(format!(
         "/proc/net/snmp Tcp InSegs={i} OutSegs={o} (loopback included)"
     ))
@@ -138,7 +115,6 @@ fn boot_findings(
     facts: &kernel::KernelFacts,
     out: &mut Vec<Finding>,
 ) -> Result<(), HostError> {
-    let mine = root.show(&root.bbrkit_file());
     let mut keys = vec![KEY_CC];
     if facts.default_qdisc.is_some() {
         keys.push(KEY_QDISC);
@@ -150,94 +126,165 @@ fn boot_findings(
     }
     let res = precedence::resolve(root, &keys, None)?;
     for key in &keys {
-        let ours = bbrkit_value(root, key);
-        let runtime = sysctl::read(key).ok().flatten();
-        let (mut lost, mut lost_files, mut lost_fix) = (Vec::new(), Vec::new(), String::new());
+        let k = KeyState {
+            key,
+            mine: root.show(&root.bbrkit_file()),
+            ours: bbrkit_value(root, key),
+            runtime: sysctl::read(key).ok().flatten(),
+        };
+        let mut lost = Lost::default();
         for r in res.iter().filter(|r| r.key == *key) {
-            match (&ours, &r.winner) {
-                (Some(v), Some(w)) if w.file != mine && &w.value != v => out.push(f(
-                    "boot_override",
-                    Level::Warning,
-                    format!("{} overrides bbrkit's {key} at boot", w.file),
-                    vec![format!("{} applies {key} = {} from {}:{} after {mine} ({v})", r.loader.name(), w.value, w.file, w.line)],
-                    format!("remove or change line {} of {} (bbrkit never edits other files), then `bbrkit verify`", w.line, w.file),
-                )),
-                (None, Some(w)) if runtime.as_ref().is_some_and(|rv| rv != &w.value) => {
-                    let rv = runtime.clone().unwrap_or_default();
-                    lost.push(format!("{}: {}:{} sets {}", r.loader.name(), w.file, w.line, w.value));
-                    lost_files.push(format!("{} ({})", w.file, w.value));
-                    lost_fix = format!("persist it: {} (or change {}:{})", enable_cmd(key, &rv), w.file, w.line);
-                }
-                (None, None) if r.loader == Loader::Systemd => {
-                    let kdef = if *key == KEY_CC { facts.config_default_cc.clone() } else if *key == KEY_QDISC { Some("pfifo_fast".into()) } else { None };
-                    if let (Some(kd), Some(rv)) = (kdef, &runtime)
-                        && &kd != rv
-                    {
-                        out.push(f(
-                            "not_persisted",
-                            Level::Warning,
-                            format!("runtime {key} = {rv} is not persisted: no sysctl file sets it (kernel default {kd})"),
-                            vec![format!("/proc/sys: {key} = {rv}"), format!("no file under sysctl.d or sysctl.conf sets {key}")],
-                            format!("{} writes it to {mine}", enable_cmd(key, rv)),
-                        ));
-                    }
-                }
-                _ => {}
-            }
-            if let Some(w) = &r.winner
-                && r.loader == Loader::Systemd
-            {
-                for o in r
-                    .overridden
-                    .iter()
-                    .filter(|o| o.value != w.value && o.file != mine)
-                {
-                    out.push(f(
-                        "overridden_file",
-                        Level::Info,
-                        format!("{} sets {key} = {} but loses at boot", o.file, o.value),
-                        vec![format!(
-                            "{}:{} is applied before {}:{}",
-                            o.file, o.line, w.file, w.line
-                        )],
-                        "nothing to do; remove the line to avoid confusion",
-                    ));
-                }
-            }
+            out.extend(k.winner_finding(r, facts, &mut lost));
+            out.extend(k.overridden_findings(r));
         }
-        if !lost.is_empty() {
-            let rv = runtime.clone().unwrap_or_default();
-            lost_files.dedup();
-            let mut evidence = vec![format!("/proc/sys: {key} = {rv}")];
-            evidence.extend(lost);
-            out.push(f(
-                "not_persisted",
-                Level::Warning,
-                format!(
-                    "runtime {key} = {rv} is lost on reboot: boot applies {}",
-                    lost_files.join(", ")
-                ),
-                evidence,
-                lost_fix,
-            ));
-        }
-        if let (Some(v), Some(rv)) = (&ours, &runtime)
-            && v != rv
-            && !(*key == KEY_QDISC
-                && facts
-                    .qdisc(v)
-                    .is_some_and(|q| q.provision == kernel::Provision::Absent))
-        {
-            out.push(f(
-                "runtime_differs",
-                Level::Warning,
-                format!("runtime {key} = {rv} differs from bbrkit's file ({v})"),
-                vec![format!("/proc/sys: {key} = {rv}"), format!("{mine}: {key} = {v}")],
-                "`bbrkit enable` applies it again; find who changed it (tuned, a container start script, an operator)",
-            ));
-        }
+        out.extend(k.lost_finding(lost));
+        out.extend(k.runtime_differs(facts));
     }
     Ok(())
+}
+
+/// One key as `doctor` sees it: bbrkit's file, its value there, the runtime.
+struct KeyState<'a> {
+    key: &'a str,
+    mine: String,
+    ours: Option<String>,
+    runtime: Option<String>,
+}
+
+/// Boot files that set a runtime value bbrkit does not manage differently.
+#[derive(Default)]
+struct Lost {
+    evidence: Vec<String>,
+    files: Vec<String>,
+    fix: String,
+}
+
+impl KeyState<'_> {
+    /// What the winner under one loader means: bbrkit overridden, or a
+    /// runtime value lost (collected in `lost`) or never persisted.
+    fn winner_finding(
+        &self,
+        r: &precedence::Resolution,
+        facts: &kernel::KernelFacts,
+        lost: &mut Lost,
+    ) -> Option<Finding> {
+        let (key, mine) = (self.key, &self.mine);
+        match (&self.ours, &r.winner) {
+            (Some(v), Some(w)) if &w.file != mine && &w.value != v => Some(f(
+                "boot_override",
+                Level::Warning,
+                format!("{} overrides bbrkit's {key} at boot", w.file),
+                vec![format!(
+                    "{} applies {key} = {} from {}:{} after {mine} ({v})",
+                    r.loader.name(),
+                    w.value,
+                    w.file,
+                    w.line
+                )],
+                format!(
+                    "remove or change line {} of {} (bbrkit never edits other files), then `bbrkit verify`",
+                    w.line, w.file
+                ),
+            )),
+            (None, Some(w)) if self.runtime.as_ref().is_some_and(|rv| rv != &w.value) => {
+                let rv = self.runtime.clone().unwrap_or_default();
+                lost.evidence.push(format!(
+                    "{}: {}:{} sets {}",
+                    r.loader.name(),
+                    w.file,
+                    w.line,
+                    w.value
+                ));
+                lost.files.push(format!("{} ({})", w.file, w.value));
+                lost.fix = format!(
+                    "persist it: {} (or change {}:{})",
+                    enable_cmd(key, &rv),
+                    w.file,
+                    w.line
+                );
+                None
+            }
+            (None, None) if r.loader == Loader::Systemd => {
+                let kdef = match key {
+                    KEY_CC => facts.config_default_cc.clone(),
+                    KEY_QDISC => Some("pfifo_fast".into()),
+                    _ => None,
+                };
+                let (kd, rv) = (kdef?, self.runtime.as_ref()?);
+                (&kd != rv).then(|| f(
+                    "not_persisted",
+                    Level::Warning,
+                    format!("runtime {key} = {rv} is not persisted: no sysctl file sets it (kernel default {kd})"),
+                    vec![format!("/proc/sys: {key} = {rv}"), format!("no file under sysctl.d or sysctl.conf sets {key}")],
+                    format!("{} writes it to {mine}", enable_cmd(key, rv)),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Files that set the key but lose at boot (systemd's order).
+    fn overridden_findings(&self, r: &precedence::Resolution) -> Vec<Finding> {
+        let Some(w) = r.winner.as_ref().filter(|_| r.loader == Loader::Systemd) else {
+            return Vec::new();
+        };
+        r.overridden
+            .iter()
+            .filter(|o| o.value != w.value && o.file != self.mine)
+            .map(|o| {
+                f(
+                    "overridden_file",
+                    Level::Info,
+                    format!(
+                        "{} sets {} = {} but loses at boot",
+                        o.file, self.key, o.value
+                    ),
+                    vec![format!(
+                        "{}:{} is applied before {}:{}",
+                        o.file, o.line, w.file, w.line
+                    )],
+                    "nothing to do; remove the line to avoid confusion",
+                )
+            })
+            .collect()
+    }
+
+    fn lost_finding(&self, mut lost: Lost) -> Option<Finding> {
+        if lost.evidence.is_empty() {
+            return None;
+        }
+        let (key, rv) = (self.key, self.runtime.clone().unwrap_or_default());
+        lost.files.dedup();
+        let mut evidence = vec![format!("/proc/sys: {key} = {rv}")];
+        evidence.extend(lost.evidence);
+        Some(f(
+            "not_persisted",
+            Level::Warning,
+            format!(
+                "runtime {key} = {rv} is lost on reboot: boot applies {}",
+                lost.files.join(", ")
+            ),
+            evidence,
+            lost.fix,
+        ))
+    }
+
+    /// The runtime value differs from bbrkit's file (a qdisc the kernel
+    /// lacks excepted).
+    fn runtime_differs(&self, facts: &kernel::KernelFacts) -> Option<Finding> {
+        let (key, v, rv) = (self.key, self.ours.as_ref()?, self.runtime.as_ref()?);
+        let lacks = key == KEY_QDISC
+            && facts
+                .qdisc(v)
+                .is_some_and(|q| q.provision == kernel::Provision::Absent);
+        (v != rv && !lacks).then(|| f(
+            "runtime_differs",
+            Level::Warning,
+            format!("runtime {key} = {rv} differs from bbrkit's file ({v})"),
+            vec![format!("/proc/sys: {key} = {rv}"), format!("{}: {key} = {v}", self.mine)],
+            "`bbrkit enable` applies it again; find who changed it (tuned, a container start script, an operator)",
+        ))
+    }
 }
 
 fn grep_keys(root: &Root, rel: &str, out: &mut Vec<String>) {
@@ -305,31 +352,64 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     let facts = kernel::gather_without_sockets(root);
     let environ = env::detect(root);
     let mut out = Vec::new();
-
-    if !facts.bbr.provision.present() && facts.bbr.provision != kernel::Provision::Unknown {
-        out.push(f("no_bbr", Level::Error, "this kernel has no BBR", facts.bbr.evidence.clone(),
-            "boot a distro kernel >= 4.9 with CONFIG_TCP_CONG_BBR (HWE, backports, linux-image-cloud); bbrkit never installs kernels"));
-    }
+    out.extend(no_bbr(&facts));
     boot_findings(root, &facts, &mut out)?;
+    out.extend(stale_interface_qdisc(&facts));
+    out.extend(container(&environ));
+    out.extend(old_connections(&facts));
+    out.extend(route_congctl(&facts));
+    out.extend(netns_old_cc(&facts, &environ));
+    out.extend(no_fq(&facts));
+    out.extend(not_allowed(root, &facts, &environ));
+    out.extend(tuned(root));
+    out.extend(image_files(root));
+    out.extend(mostly_receives());
+    out.extend(crate::doctor_bpf::findings(
+        root,
+        &crate::doctor_bpf::gather(),
+    ));
+    out.sort_by_key(|f| std::cmp::Reverse(f.level));
+    let problem = out.iter().any(|x| x.level >= Level::Warning);
+    Ok(DoctorReport {
+        findings: out,
+        problem,
+    })
+}
 
-    if let (Some(d), Ok(list)) = (&facts.default_qdisc, qdisc::list()) {
-        let stale: Vec<String> = list
-            .iter()
-            .filter(|i| enable::needs_recreate(i, Some(d)))
-            .map(|i| {
-                format!(
-                    "{}: root {} while net.core.default_qdisc = {d}",
-                    i.name,
-                    i.describe()
-                )
-            })
-            .collect();
-        if !stale.is_empty() {
-            out.push(f("stale_interface_qdisc", Level::Warning, "default qdisc changed but interfaces still use the old one", stale,
-                "`bbrkit enable` re-creates kernel-default root qdiscs (mq-aware); a reboot also does"));
-        }
-    }
+fn no_bbr(facts: &kernel::KernelFacts) -> Option<Finding> {
+    (!facts.bbr.provision.present() && facts.bbr.provision != kernel::Provision::Unknown).then(|| {
+        f("no_bbr", Level::Error, "this kernel has no BBR", facts.bbr.evidence.clone(),
+            "boot a distro kernel >= 4.9 with CONFIG_TCP_CONG_BBR (HWE, backports, linux-image-cloud); bbrkit never installs kernels")
+    })
+}
 
+fn stale_interface_qdisc(facts: &kernel::KernelFacts) -> Option<Finding> {
+    let d = facts.default_qdisc.as_ref()?;
+    let list = qdisc::list().ok()?;
+    let stale: Vec<String> = list
+        .iter()
+        .filter(|i| enable::needs_recreate(i, Some(d)))
+        .map(|i| {
+            format!(
+                "{}: root {} while net.core.default_qdisc = {d}",
+                i.name,
+                i.describe()
+            )
+        })
+        .collect();
+    (!stale.is_empty()).then(|| {
+        f(
+            "stale_interface_qdisc",
+            Level::Warning,
+            "default qdisc changed but interfaces still use the old one",
+            stale,
+            "`bbrkit enable` re-creates kernel-default root qdiscs (mq-aware); a reboot also does",
+        )
+    })
+}
+
+fn container(environ: &env::Environment) -> Vec<Finding> {
+    let mut out = Vec::new();
     if environ.initial_netns == Some(false) {
         out.push(f("container_netns", Level::Info, "non-initial network namespace (container): the default qdisc and module loading belong to the host",
             vec![environ.netns_evidence.clone(), format!("{KEY_QDISC} does not exist here")],
@@ -351,179 +431,205 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     {
         out.push(f("container_hints", Level::Info, "container hints, but this is the initial network namespace (a VM or bare metal that owns its kernel)", environ.container_evidence.clone(), "nothing to do"));
     }
+    out
+}
 
-    if let (Some(cur), Ok(socks)) = (&facts.current_cc, crate::verify::established_sockets()) {
-        let old: Vec<String> = socks
+fn old_connections(facts: &kernel::KernelFacts) -> Option<Finding> {
+    let cur = facts.current_cc.as_ref()?;
+    let socks = crate::verify::established_sockets().ok()?;
+    let old: Vec<String> = socks
+        .iter()
+        .filter(|s| s.cc.as_deref() != Some(cur.as_str()))
+        .map(|s| {
+            format!(
+                "{} -> {} uses {}",
+                s.local,
+                s.remote,
+                s.cc.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let n = old.len();
+    (n > 0).then(|| {
+        f("old_connections", Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old.into_iter().take(10).collect(),
+            "they were created before the switch (or the application chose another algorithm): they move when they reconnect; restart long-lived services")
+    })
+}
+
+fn route_congctl(facts: &kernel::KernelFacts) -> Option<Finding> {
+    let routes = crate::routes::with_congctl().ok()?;
+    if routes.is_empty() {
+        return None;
+    }
+    let cur = facts.current_cc.clone().unwrap_or_default();
+    let other = routes.iter().any(|r| r.cc != cur);
+    Some(f(
+        "route_congctl",
+        if other { Level::Warning } else { Level::Info },
+        format!(
+            "{} route(s) choose their own congestion control (congctl), overriding the default {cur}",
+            routes.len()
+        ),
+        routes
             .iter()
-            .filter(|s| s.cc.as_deref() != Some(cur.as_str()))
-            .map(|s| {
+            .map(|r| {
                 format!(
-                    "{} -> {} uses {}",
-                    s.local,
-                    s.remote,
-                    s.cc.as_deref().unwrap_or("?")
+                    "{} table {} dev #{} congctl {}",
+                    r.destination,
+                    r.table,
+                    r.oif.unwrap_or(0),
+                    r.cc
                 )
             })
-            .collect();
-        if !old.is_empty() {
-            let n = old.len();
-            out.push(f("old_connections", Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old.into_iter().take(10).collect(),
-                "they were created before the switch (or the application chose another algorithm): they move when they reconnect; restart long-lived services"));
-        }
-    }
+            .collect(),
+        "connections over these routes use the route's algorithm: change it with `ip route change ... congctl <algo>` or drop congctl",
+    ))
+}
 
-    if let Ok(routes) = crate::routes::with_congctl()
-        && !routes.is_empty()
-    {
-        let cur = facts.current_cc.clone().unwrap_or_default();
-        let other = routes.iter().any(|r| r.cc != cur);
-        out.push(f(
-            "route_congctl",
-            if other { Level::Warning } else { Level::Info },
-            format!("{} route(s) choose their own congestion control (congctl), overriding the default {cur}", routes.len()),
-            routes
-                .iter()
-                .map(|r| format!("{} table {} dev #{} congctl {}", r.destination, r.table, r.oif.unwrap_or(0), r.cc))
-                .collect(),
-            "connections over these routes use the route's algorithm: change it with `ip route change ... congctl <algo>` or drop congctl",
-        ));
+fn netns_old_cc(facts: &kernel::KernelFacts, environ: &env::Environment) -> Option<Finding> {
+    let cur = facts.current_cc.as_ref()?;
+    if environ.initial_netns != Some(true) {
+        return None;
     }
-    if environ.initial_netns == Some(true)
-        && let Some(cur) = &facts.current_cc
-    {
-        let stale: Vec<String> = crate::netns::others(256)
-            .into_iter()
-            .filter(|n| n.cc.as_ref().is_some_and(|c| c != cur))
-            .map(|n| {
-                format!(
-                    "net:[{}] {} defaults to {}",
-                    n.inode,
-                    n.found_at,
-                    n.cc.unwrap_or_default()
-                )
-            })
-            .collect();
-        if !stale.is_empty() {
-            out.push(f(
-                "netns_old_cc",
-                Level::Warning,
-                format!("{} other network namespace(s) do not default to {cur}", stale.len()),
-                stale,
-                "a namespace copies the initial namespace's default when it is created: recreate those containers or pods (or set it inside them)",
-            ));
-        }
-    }
-    if facts
+    let stale: Vec<String> = crate::netns::others(256)
+        .into_iter()
+        .filter(|n| n.cc.as_ref().is_some_and(|c| c != cur))
+        .map(|n| {
+            format!(
+                "net:[{}] {} defaults to {}",
+                n.inode,
+                n.found_at,
+                n.cc.unwrap_or_default()
+            )
+        })
+        .collect();
+    (!stale.is_empty()).then(|| f(
+        "netns_old_cc",
+        Level::Warning,
+        format!("{} other network namespace(s) do not default to {cur}", stale.len()),
+        stale,
+        "a namespace copies the initial namespace's default when it is created: recreate those containers or pods (or set it inside them)",
+    ))
+}
+
+fn no_fq(facts: &kernel::KernelFacts) -> Option<Finding> {
+    let fq = facts
         .qdisc("fq")
-        .is_some_and(|q| q.provision == kernel::Provision::Absent)
-    {
-        let mut ev = facts
-            .qdisc("fq")
-            .map(|q| q.evidence.clone())
-            .unwrap_or_default();
-        ev.push("tcp_bbr.c: without fq, TCP falls back to internal pacing with one hrtimer per socket (Linux >= 4.13)".into());
-        out.push(f(
-            "no_fq",
-            Level::Info,
-            "kernel has no fq: BBR uses internal pacing (not a failure)",
-            ev,
-            "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU",
-        ));
-    }
-    // The algorithm bbrkit's file sets, BBR, then the current default.
+        .filter(|q| q.provision == kernel::Provision::Absent)?;
+    let mut ev = fq.evidence.clone();
+    ev.push("tcp_bbr.c: without fq, TCP falls back to internal pacing with one hrtimer per socket (Linux >= 4.13)".into());
+    Some(f(
+        "no_fq",
+        Level::Info,
+        "kernel has no fq: BBR uses internal pacing (not a failure)",
+        ev,
+        "nothing required; on busy servers a kernel with CONFIG_NET_SCH_FQ saves CPU",
+    ))
+}
+
+/// The first of: the algorithm bbrkit's file sets, BBR, the current
+/// default, that is available but not allowed.
+fn not_allowed(
+    root: &Root,
+    facts: &kernel::KernelFacts,
+    environ: &env::Environment,
+) -> Option<Finding> {
     let mut wanted: Vec<String> = bbrkit_value(root, KEY_CC).into_iter().collect();
     wanted.push("bbr".into());
     wanted.extend(facts.current_cc.clone());
-    for cc in &wanted {
-        if facts.available_cc.contains(cc) && !facts.allowed_cc.contains(cc) {
-            let (level, why) = if environ.initial_netns == Some(false) {
-                (
-                    Level::Warning,
-                    "setting it as this namespace's default fails with EPERM",
-                )
-            } else {
-                (
-                    Level::Info,
-                    "unprivileged programs cannot select it per socket (TCP_CONGESTION)",
-                )
-            };
-            out.push(f(
-                "not_allowed",
-                level,
-                format!("{cc} is not in net.ipv4.tcp_allowed_congestion_control: {why}"),
-                vec![format!(
-                    "tcp_allowed_congestion_control = {}",
-                    facts.allowed_cc.join(" ")
-                )],
-                format!("on the host: add {cc} to net.ipv4.tcp_allowed_congestion_control"),
-            ));
-            break;
-        }
+    let cc = wanted
+        .iter()
+        .find(|cc| facts.available_cc.contains(cc) && !facts.allowed_cc.contains(cc))?;
+    let (level, why) = if environ.initial_netns == Some(false) {
+        (
+            Level::Warning,
+            "setting it as this namespace's default fails with EPERM",
+        )
+    } else {
+        (
+            Level::Info,
+            "unprivileged programs cannot select it per socket (TCP_CONGESTION)",
+        )
+    };
+    Some(f(
+        "not_allowed",
+        level,
+        format!("{cc} is not in net.ipv4.tcp_allowed_congestion_control: {why}"),
+        vec![format!(
+            "tcp_allowed_congestion_control = {}",
+            facts.allowed_cc.join(" ")
+        )],
+        format!("on the host: add {cc} to net.ipv4.tcp_allowed_congestion_control"),
+    ))
+}
+
+fn tuned(root: &Root) -> Option<Finding> {
+    let p = std::fs::read_to_string(root.path("etc/tuned/active_profile")).ok()?;
+    let p = p.trim();
+    if p.is_empty() {
+        return None;
     }
-
-    if let Ok(p) = std::fs::read_to_string(root.path("etc/tuned/active_profile"))
-        && !p.trim().is_empty()
-    {
-        let main =
-            std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
-        let profile_keys = tuned_profile_keys(root, p.trim());
-        out.push(if tuned_reapplies(&main) {
-            let mut ev = vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p.trim()), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()];
-            ev.extend(profile_keys);
-            f("tuned", Level::Info, format!("tuned profile {} is active and re-applies sysctl files after its own values", p.trim()),
-                ev,
-                "nothing required: bbrkit's /etc/sysctl.d file is re-applied after tuned")
-        } else {
-            let mut ev = vec![format!("{}: reapply_sysctl = 0", root.show(&root.path("etc/tuned/tuned-main.conf")))];
-            ev.extend(profile_keys);
-            f("tuned", Level::Warning, format!("tuned profile {} overrides sysctl files (reapply_sysctl = 0)", p.trim()),
-                ev,
-                "set reapply_sysctl = 1 in tuned-main.conf or make the tuned profile set the same values")
-        });
-    }
-
-    let mut image_hits = Vec::new();
-    grep_keys(root, "etc/cloud/cloud.cfg", &mut image_hits);
-    grep_keys(root, "etc/cloud/cloud.cfg.d", &mut image_hits);
-    grep_keys(root, "etc/ufw/sysctl.conf", &mut image_hits);
-    grep_keys(root, "etc/rc.local", &mut image_hits);
-    if !image_hits.is_empty() {
-        out.push(f("image_files", Level::Warning, "cloud-init, ufw or rc.local set these keys outside sysctl.d", image_hits,
-            "cloud-init write_files/runcmd, ufw and rc.local re-apply these values after boot: change them there to match"));
-    }
-
-    if let Ok(t) = std::fs::read_to_string("/proc/net/netstat") {
-        let c = parse_netstat(&t);
-        let get = |n: &str| c.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        if let (Some(i), Some(o)) = (get("IpExtInOctets"), get("IpExtOutOctets")) {
-            // Loopback traffic is counted both ways; it says nothing about
-            // the direction of this host's network traffic.
-            let (lo_rx, lo_tx) = std::fs::read_to_string("/proc/net/dev")
-                .ok()
-                .and_then(|t| loopback_bytes(&t))
-                .unwrap_or((0, 0));
-            if let Some(mut fi) = receive_finding(i.saturating_sub(lo_rx), o.saturating_sub(lo_tx))
-            {
-                fi.evidence.push(format!(
-                    "/proc/net/netstat IpExt InOctets={i} OutOctets={o}; /proc/net/dev lo rx={lo_rx} tx={lo_tx} bytes"
-                ));
-                fi.evidence.extend(snmp_tcp_evidence());
-                out.push(fi);
-            }
-        }
-    }
-
-    out.extend(crate::doctor_bpf::findings(
-        root,
-        &crate::doctor_bpf::gather(),
-    ));
-
-    out.sort_by_key(|f| std::cmp::Reverse(f.level));
-    let problem = out.iter().any(|x| x.level >= Level::Warning);
-    Ok(DoctorReport {
-        findings: out,
-        problem,
+    let main = std::fs::read_to_string(root.path("etc/tuned/tuned-main.conf")).unwrap_or_default();
+    let profile_keys = tuned_profile_keys(root, p);
+    Some(if tuned_reapplies(&main) {
+        let mut ev = vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()];
+        ev.extend(profile_keys);
+        f(
+            "tuned",
+            Level::Info,
+            format!("tuned profile {p} is active and re-applies sysctl files after its own values"),
+            ev,
+            "nothing required: bbrkit's /etc/sysctl.d file is re-applied after tuned",
+        )
+    } else {
+        let mut ev = vec![format!(
+            "{}: reapply_sysctl = 0",
+            root.show(&root.path("etc/tuned/tuned-main.conf"))
+        )];
+        ev.extend(profile_keys);
+        f(
+            "tuned",
+            Level::Warning,
+            format!("tuned profile {p} overrides sysctl files (reapply_sysctl = 0)"),
+            ev,
+            "set reapply_sysctl = 1 in tuned-main.conf or make the tuned profile set the same values",
+        )
     })
+}
+
+fn image_files(root: &Root) -> Option<Finding> {
+    let mut hits = Vec::new();
+    for rel in [
+        "etc/cloud/cloud.cfg",
+        "etc/cloud/cloud.cfg.d",
+        "etc/ufw/sysctl.conf",
+        "etc/rc.local",
+    ] {
+        grep_keys(root, rel, &mut hits);
+    }
+    (!hits.is_empty()).then(|| {
+        f("image_files", Level::Warning, "cloud-init, ufw or rc.local set these keys outside sysctl.d", hits,
+            "cloud-init write_files/runcmd, ufw and rc.local re-apply these values after boot: change them there to match")
+    })
+}
+
+/// The direction of this namespace's traffic from its IP byte counters
+/// (read with `bbrkit_diag::nstat`), loopback subtracted.
+fn mostly_receives() -> Option<Finding> {
+    let c = bbrkit_diag::nstat::read().ok()?;
+    let (i, o) = (c.get("IpExtInOctets")?, c.get("IpExtOutOctets")?);
+    // Loopback traffic is counted both ways; it says nothing about the
+    // direction of this host's network traffic.
+    let (lo_rx, lo_tx) = std::fs::read_to_string("/proc/net/dev")
+        .ok()
+        .and_then(|t| loopback_bytes(&t))
+        .unwrap_or((0, 0));
+    let mut fi = receive_finding(i.saturating_sub(lo_rx), o.saturating_sub(lo_tx))?;
+    fi.evidence.push(format!(
+        "/proc/net/netstat IpExt InOctets={i} OutOctets={o}; /proc/net/dev lo rx={lo_rx} tx={lo_tx} bytes"
+    ));
+    fi.evidence.extend(snmp_tcp_evidence(&c));
+    Some(fi)
 }
 
 #[cfg(test)]
@@ -531,11 +637,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn netstat_pairs_and_receive_ratio() {
-        let t = "TcpExt: SyncookiesSent TCPOrigDataSent\nTcpExt: 0 42\nIpExt: InNoRoutes InOctets OutOctets\nIpExt: 0 500000000 1000000\n";
-        let c = parse_netstat(t);
-        assert!(c.contains(&("TcpExtTCPOrigDataSent".into(), 42)));
-        assert!(c.contains(&("IpExtInOctets".into(), 500_000_000)));
+    fn receive_ratio_and_loopback_bytes() {
         assert!(receive_finding(500_000_000, 1_000_000).is_some());
         assert!(receive_finding(500_000_000, 200_000_000).is_none());
         assert!(receive_finding(1_000, 0).is_none());

@@ -12,9 +12,12 @@
 //!
 //! Entry points used by the CLI and by other crates:
 //! - [`check::inspect`]: what this kernel offers (serde-serialisable report);
-//! - [`enable::plan`] / [`enable::apply`]: persist and apply, with a before-image;
+//! - [`enable::plan`] / [`enable::apply`]: decide every change without
+//!   writing anything (the dry run), then record the before-image and make
+//!   the changes ([`enable::run`] is both);
 //! - [`verify::run`]: the four checks plus persistence, as a `Vec<Check>`;
-//! - [`rollback::run`]: restore the before-image exactly;
+//! - [`rollback::plan`] / [`rollback::apply`] ([`rollback::run`]): restore
+//!   the before-image exactly;
 //! - [`doctor::diagnose`]: findings with evidence and fix;
 //! - [`qdisc::list`]: every interface's root qdisc through rtnetlink;
 //! - [`facts::gather`]: the small set of host facts a metrics exporter wants.

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::atomic;
 use crate::qdisc::{self, Class};
 use crate::state::{self, Prior};
 use crate::{HostError, KEY_QDISC, Root, sysctl};
@@ -56,7 +57,7 @@ fn act(what: &str, action: &str, detail: impl Into<String>) -> Action {
 
 /// What rollback does with one recorded interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum InterfaceStep {
     /// Already as before, or no longer a kernel default (left alone).
     Unchanged,
     /// Re-create the root: the restored default gives back the old kind.
@@ -69,13 +70,18 @@ pub enum Step {
 /// Decides what to do with an interface whose root was `before` when
 /// `enable` ran, is `now` (class `class`) today, once the default qdisc is
 /// `default_after`.
-pub fn interface_step(now: &str, class: Class, before: &str, default_after: Option<&str>) -> Step {
+pub fn interface_step(
+    now: &str,
+    class: Class,
+    before: &str,
+    default_after: Option<&str>,
+) -> InterfaceStep {
     if now == before || !matches!(class, Class::KernelDefault | Class::Multiqueue) {
-        Step::Unchanged
+        InterfaceStep::Unchanged
     } else if default_after == Some(before) {
-        Step::Recreate
+        InterfaceStep::Recreate
     } else {
-        Step::Kept
+        InterfaceStep::Kept
     }
 }
 
@@ -103,8 +109,90 @@ fn recreate_under(ifindex: u32, kind: &str, restore: &str) -> Result<(), Momenta
     }
 }
 
-/// Restores the before-image. `no_apply` restores files only.
+/// One change `rollback` makes; `at` is the index of its line in the
+/// report's list, which [`apply`] turns from `would_*` into the outcome.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Put a file back as the image recorded it.
+    RestoreFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its recorded state.
+        prior: Prior,
+        /// Index in `files`.
+        at: usize,
+    },
+    /// Remove the leftover temporary file of an interrupted write.
+    RemoveTemp {
+        /// The file whose temporary sibling goes.
+        path: std::path::PathBuf,
+        /// Ignore a failure (nothing else to roll back).
+        best_effort: bool,
+    },
+    /// Write a runtime sysctl back.
+    SetSysctl {
+        /// Dotted key.
+        key: String,
+        /// The recorded value.
+        value: String,
+        /// Index in `runtime`.
+        at: usize,
+    },
+    /// Re-create an interface's root so the kernel attaches the restored
+    /// default (`kind`), momentarily setting `default_qdisc` to `kind` when
+    /// `restore` (the default to put back afterwards) is given.
+    RecreateQdisc {
+        /// Interface index.
+        ifindex: u32,
+        /// The kind it had before.
+        kind: String,
+        /// Its effective kind now.
+        now: String,
+        /// The default qdisc to put back after a momentary one.
+        restore: Option<String>,
+        /// Index in `interfaces`.
+        at: usize,
+    },
+    /// Remove bbrkit's pins of a BPF congestion control (unregisters it),
+    /// after the defaults are restored (a namespace's default holds it).
+    Unregister {
+        /// The pin directory's name (the struct_ops map).
+        name: String,
+        /// Index in `bpf`.
+        at: usize,
+    },
+    /// Name the connections still on an unregistered algorithm of `ccs`.
+    NameStillRunning {
+        /// The algorithms enable registered.
+        ccs: Vec<String>,
+    },
+    /// Forget the image and remove the (empty) directories enable created.
+    Discard {
+        /// Root-relative directories, as recorded.
+        created_dirs: Vec<String>,
+    },
+}
+
+/// What `rollback` would do: the report with every change as `would_*`
+/// (with `--dry-run`, exactly what it prints) and the steps, in order.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The report; [`apply`] fills in each step's outcome.
+    pub report: RollbackReport,
+    /// The changes, in order (empty for a dry run).
+    pub steps: Vec<Step>,
+}
+
+/// Restores the before-image: [`plan`], then [`apply`]. `no_apply`
+/// restores files only.
 pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport, HostError> {
+    apply(root, plan(root, dry_run, no_apply)?)
+}
+
+/// Decides what `rollback` would restore. Reads the image, the files,
+/// `/proc/sys` and rtnetlink; writes nothing. Errors (exit 2) when a
+/// change it needs is not permitted.
+pub fn plan(root: &Root, dry_run: bool, no_apply: bool) -> Result<Plan, HostError> {
     let mut report = RollbackReport {
         nothing_to_roll_back: false,
         dry_run,
@@ -116,78 +204,107 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
         still_running: Vec::new(),
         problem: false,
     };
+    let mut steps = Vec::new();
     let Some(image) = state::load(root)? else {
         report.nothing_to_roll_back = true;
         if !dry_run {
             // An enable killed while saving the image leaves only temp files.
-            for p in [root.state_file(), root.bbrkit_file()] {
-                let _ = crate::atomic::remove_stale_temp(&p);
+            for path in [root.state_file(), root.bbrkit_file()] {
+                steps.push(Step::RemoveTemp {
+                    path,
+                    best_effort: true,
+                });
             }
         }
-        return Ok(report);
+        return Ok(Plan { report, steps });
     };
+    if !dry_run {
+        preflight(root, &image, no_apply)?;
+    }
+    plan_files(root, &image, &mut report, &mut steps);
+    plan_runtime(&image, (dry_run, no_apply), &mut report, &mut steps);
+    plan_interfaces(&image, (dry_run, no_apply), &mut report, &mut steps);
+    crate::rollback_bpf::plan(&image, (dry_run, no_apply), &mut report.bpf, &mut steps);
+    if dry_run {
+        steps.clear();
+    } else {
+        steps.push(Step::Discard {
+            created_dirs: image.created_dirs.clone(),
+        });
+    }
+    Ok(Plan { report, steps })
+}
+
+/// The permissions the changes need, checked before any of them.
+fn preflight(root: &Root, image: &state::BeforeImage, no_apply: bool) -> Result<(), HostError> {
+    for f in &image.files {
+        let p = root.path(&f.path);
+        let dir = p.parent().unwrap_or(root.base());
+        if dir.exists() && nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
+            return Err(HostError::Permission(format!(
+                "cannot write {}",
+                dir.display()
+            )));
+        }
+    }
     let needs_runtime = image
         .runtime
         .iter()
         .any(|r| r.prior.is_some() && sysctl::read(&r.key).ok().flatten() != r.prior);
-    if !dry_run {
-        for f in &image.files {
-            let p = root.path(&f.path);
-            let dir = p.parent().unwrap_or(root.base());
-            if dir.exists() && nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
-                return Err(HostError::Permission(format!(
-                    "cannot write {}",
-                    dir.display()
-                )));
-            }
-        }
-        if needs_runtime && !no_apply && !sysctl::writable(crate::KEY_CC) {
-            return Err(HostError::Permission(format!(
-                "cannot write {}; run as root, or use --no-apply to restore files only",
-                sysctl::proc_path(crate::KEY_CC).display()
-            )));
-        }
+    if needs_runtime && !no_apply && !sysctl::writable(crate::KEY_CC) {
+        return Err(HostError::Permission(format!(
+            "cannot write {}; run as root, or use --no-apply to restore files only",
+            sysctl::proc_path(crate::KEY_CC).display()
+        )));
     }
+    Ok(())
+}
 
+fn plan_files(
+    root: &Root,
+    image: &state::BeforeImage,
+    report: &mut RollbackReport,
+    steps: &mut Vec<Step>,
+) {
     for f in &image.files {
-        let p = root.path(&f.path);
-        let shown = root.show(&p);
-        if f.prior.matches(&p) {
+        let path = root.path(&f.path);
+        let shown = root.show(&path);
+        if f.prior.matches(&path) {
             report
                 .files
                 .push(act(&shown, "unchanged", "already as before"));
-            if !dry_run {
-                crate::atomic::remove_stale_temp(&p).map_err(|e| HostError::io(&p, e))?;
-            }
+            steps.push(Step::RemoveTemp {
+                path,
+                best_effort: false,
+            });
             continue;
         }
         let (verb, detail) = match &f.prior {
-            Prior::Absent => ("remove", "did not exist before".to_string()),
+            Prior::Absent => ("would_remove", "did not exist before".to_string()),
             Prior::File { content_hex, .. } => (
-                "restore",
+                "would_restore",
                 format!("{} bytes as before", content_hex.len() / 2),
             ),
-            Prior::Symlink { target } => ("restore", format!("symlink to {target} as before")),
+            Prior::Symlink { target } => {
+                ("would_restore", format!("symlink to {target} as before"))
+            }
         };
-        if dry_run {
-            report
-                .files
-                .push(act(&shown, &format!("would_{verb}"), detail));
-        } else {
-            f.prior.restore(&p)?;
-            report.files.push(act(
-                &shown,
-                if verb == "remove" {
-                    "removed"
-                } else {
-                    "restored"
-                },
-                detail,
-            ));
-        }
+        steps.push(Step::RestoreFile {
+            path,
+            prior: f.prior.clone(),
+            at: report.files.len(),
+        });
+        report.files.push(act(&shown, verb, detail));
     }
+}
 
-    // Runtime values: default_qdisc before the interfaces that depend on it.
+/// Runtime values: default_qdisc before the interfaces that depend on it.
+fn plan_runtime(
+    image: &state::BeforeImage,
+    (dry_run, no_apply): (bool, bool),
+    report: &mut RollbackReport,
+    steps: &mut Vec<Step>,
+) {
     for r in &image.runtime {
         let now = sysctl::read(&r.key).ok().flatten();
         let Some(prior) = &r.prior else {
@@ -200,139 +317,183 @@ pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport,
             report
                 .runtime
                 .push(act(&r.key, "unchanged", format!("already {prior}")));
-        } else if dry_run {
-            report.runtime.push(act(
-                &r.key,
-                "would_restore",
-                format!("{} -> {prior}", now.unwrap_or_default()),
-            ));
-        } else if no_apply {
+            continue;
+        }
+        let now = now.unwrap_or_default();
+        if no_apply && !dry_run {
             report.runtime.push(act(
                 &r.key,
                 "skipped",
-                format!("--no-apply: stays {} until reboot", now.unwrap_or_default()),
+                format!("--no-apply: stays {now} until reboot"),
             ));
-        } else {
-            match sysctl::write(&r.key, prior) {
-                Ok(()) => report.runtime.push(act(
-                    &r.key,
-                    "restored",
-                    format!("{} -> {prior} (read back)", now.unwrap_or_default()),
-                )),
-                Err(e) => {
-                    report.problem = true;
-                    report
-                        .runtime
-                        .push(act(&r.key, "failed", format!("writing {prior}: {e}")));
+            continue;
+        }
+        steps.push(Step::SetSysctl {
+            key: r.key.clone(),
+            value: prior.clone(),
+            at: report.runtime.len(),
+        });
+        report
+            .runtime
+            .push(act(&r.key, "would_restore", format!("{now} -> {prior}")));
+    }
+}
+
+/// Interfaces whose root `enable` re-created, back to their old kind.
+fn plan_interfaces(
+    image: &state::BeforeImage,
+    (dry_run, no_apply): (bool, bool),
+    report: &mut RollbackReport,
+    steps: &mut Vec<Step>,
+) {
+    if image.interfaces.is_empty() {
+        return;
+    }
+    let list = qdisc::list().unwrap_or_default();
+    // The default once this rollback is done (dry runs included).
+    let default_after = image
+        .runtime
+        .iter()
+        .find(|r| r.key == KEY_QDISC)
+        .and_then(|r| r.prior.clone())
+        .or_else(|| sysctl::read(KEY_QDISC).ok().flatten());
+    for ii in &image.interfaces {
+        let before = ii.leaves.first().unwrap_or(&ii.root).clone();
+        let Some(cur) = list.iter().find(|i| i.name == ii.name) else {
+            report
+                .interfaces
+                .push(act(&ii.name, "skipped", "interface no longer exists"));
+            continue;
+        };
+        let now = cur.effective().to_string();
+        let step = interface_step(&now, cur.class, &before, default_after.as_deref());
+        let (action, detail) = match (step, &default_after) {
+            (InterfaceStep::Unchanged, _) => {
+                ("unchanged", format!("root qdisc {}", cur.describe()))
+            }
+            (InterfaceStep::Kept, None) => (
+                "kept",
+                format!(
+                    "was {before}, attached under an older default; the kernel re-attaches only the current default , so it stays {now}"
+                ),
+            ),
+            (InterfaceStep::Kept, Some(_)) => (
+                "would_restore",
+                format!(
+                    "re-create root: {now} -> {before} under a momentary default_qdisc {before}"
+                ),
+            ),
+            (InterfaceStep::Recreate, _) => (
+                "would_restore",
+                format!("re-create root: {now} -> {before}"),
+            ),
+        };
+        if action == "would_restore" && !dry_run && !no_apply {
+            steps.push(Step::RecreateQdisc {
+                ifindex: cur.ifindex,
+                kind: before.clone(),
+                now: now.clone(),
+                restore: (step == InterfaceStep::Kept)
+                    .then(|| default_after.clone().unwrap_or_default()),
+                at: report.interfaces.len(),
+            });
+        }
+        report.interfaces.push(act(&ii.name, action, detail));
+    }
+}
+/// Carries out a [`plan`]: makes each change in order and records its
+/// outcome; forgets the image only when everything was restored.
+pub fn apply(root: &Root, plan: Plan) -> Result<RollbackReport, HostError> {
+    let Plan { mut report, steps } = plan;
+    for step in steps {
+        match step {
+            Step::RestoreFile { path, prior, at } => {
+                prior.restore(&path)?;
+                let a = &mut report.files[at];
+                a.action = if a.action == "would_remove" {
+                    "removed"
+                } else {
+                    "restored"
+                }
+                .into();
+            }
+            Step::RemoveTemp { path, best_effort } => {
+                let r = atomic::remove_stale_temp(&path);
+                if !best_effort {
+                    r.map_err(|e| HostError::io(&path, e))?;
                 }
             }
-        }
-    }
-
-    if !image.interfaces.is_empty() {
-        let list = qdisc::list().unwrap_or_default();
-        // The default once this rollback is done (dry runs included).
-        let default_after = image
-            .runtime
-            .iter()
-            .find(|r| r.key == KEY_QDISC)
-            .and_then(|r| r.prior.clone())
-            .or_else(|| sysctl::read(KEY_QDISC).ok().flatten());
-        for ii in &image.interfaces {
-            let before = ii.leaves.first().unwrap_or(&ii.root).clone();
-            let Some(cur) = list.iter().find(|i| i.name == ii.name) else {
-                report
-                    .interfaces
-                    .push(act(&ii.name, "skipped", "interface no longer exists"));
-                continue;
-            };
-            match interface_step(cur.effective(), cur.class, &before, default_after.as_deref()) {
-                Step::Unchanged => report.interfaces.push(act(
-                    &ii.name,
-                    "unchanged",
-                    format!("root qdisc {}", cur.describe()),
-                )),
-                Step::Kept if default_after.is_some() && (dry_run || no_apply) => {
-                    report.interfaces.push(act(
-                        &ii.name,
-                        "would_restore",
-                        format!(
-                            "re-create root: {} -> {before} under a momentary default_qdisc {before}",
-                            cur.effective()
-                        ),
-                    ))
-                }
-                Step::Kept if default_after.is_some() => {
-                    let after = default_after.clone().unwrap_or_default();
-                    match recreate_under(cur.ifindex, &before, &after) {
-                        Ok(()) => report.interfaces.push(act(
-                            &ii.name,
-                            "restored",
-                            format!(
-                                "root re-created under a momentary default_qdisc {before} (attached under an older default), then default_qdisc {after} put back"
-                            ),
-                        )),
-                        Err(Momentary::Refused(e)) => report.interfaces.push(act(
-                            &ii.name,
-                            "kept",
-                            format!(
-                                "was {before}, attached under an older default; the kernel refuses {before} as default_qdisc ({e}), so it stays {}",
-                                cur.effective()
-                            ),
-                        )),
-                        Err(Momentary::Failed(e)) => {
-                            report.problem = true;
-                            report.interfaces.push(act(&ii.name, "failed", e));
-                        }
-                    }
-                }
-                Step::Kept => report.interfaces.push(act(
-                    &ii.name,
-                    "kept",
-                    format!(
-                        "was {before}, attached under an older default; the kernel re-attaches only the current default {}, so it stays {}",
-                        default_after.clone().unwrap_or_default(),
-                        cur.effective()
-                    ),
-                )),
-                Step::Recreate if dry_run || no_apply => report.interfaces.push(act(
-                    &ii.name,
-                    "would_restore",
-                    format!("re-create root: {} -> {before}", cur.effective()),
-                )),
-                Step::Recreate => match qdisc::recreate_root(cur.ifindex) {
-                    Ok(()) => report.interfaces.push(act(
-                        &ii.name,
-                        "restored",
-                        format!("root re-created from default_qdisc {before}"),
-                    )),
+            Step::SetSysctl { key, value, at } => {
+                let a = &mut report.runtime[at];
+                match sysctl::write(&key, &value) {
+                    Ok(()) => *a = act(&key, "restored", format!("{} (read back)", a.detail)),
                     Err(e) => {
                         report.problem = true;
-                        report
-                            .interfaces
-                            .push(act(&ii.name, "failed", e.to_string()));
+                        *a = act(&key, "failed", format!("writing {value}: {e}"));
                     }
-                },
+                }
             }
-        }
-    }
-
-    // After the defaults are back (a namespace's default holds its
-    // algorithm): unregister what enable registered.
-    let b = crate::rollback_bpf::run(&image, dry_run, no_apply);
-    report.bpf = b.actions;
-    report.still_running = b.still_running;
-    report.problem |= b.problem;
-
-    if !dry_run && !report.problem {
-        state::discard(root)?;
-        let mut dirs = image.created_dirs.clone();
-        dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
-        for d in dirs {
-            let _ = std::fs::remove_dir(root.path(&d)); // only if empty
+            Step::RecreateQdisc {
+                ifindex,
+                kind,
+                now,
+                restore,
+                at,
+            } => {
+                let a = &mut report.interfaces[at];
+                let (action, detail) = recreate(ifindex, &kind, &now, restore.as_deref());
+                report.problem |= action == "failed";
+                (a.action, a.detail) = (action.into(), detail);
+            }
+            Step::Unregister { name, at } => {
+                report.problem |= crate::rollback_bpf::unregister(&name, &mut report.bpf[at]);
+            }
+            Step::NameStillRunning { ccs } => {
+                report.still_running = crate::rollback_bpf::still_running(&ccs);
+            }
+            Step::Discard { created_dirs } => {
+                if report.problem {
+                    continue;
+                }
+                state::discard(root)?;
+                let mut dirs = created_dirs;
+                dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+                for d in dirs {
+                    let _ = std::fs::remove_dir(root.path(&d)); // only if empty
+                }
+            }
         }
     }
     Ok(report)
+}
+
+/// Re-creates one interface's root (under a momentary default when
+/// `restore` is given); the outcome's action and detail.
+fn recreate(ifindex: u32, kind: &str, now: &str, restore: Option<&str>) -> (&'static str, String) {
+    let Some(after) = restore else {
+        return match qdisc::recreate_root(ifindex) {
+            Ok(()) => (
+                "restored",
+                format!("root re-created from default_qdisc {kind}"),
+            ),
+            Err(e) => ("failed", e.to_string()),
+        };
+    };
+    match recreate_under(ifindex, kind, after) {
+        Ok(()) => (
+            "restored",
+            format!(
+                "root re-created under a momentary default_qdisc {kind} (attached under an older default), then default_qdisc {after} put back"
+            ),
+        ),
+        Err(Momentary::Refused(e)) => (
+            "kept",
+            format!(
+                "was {kind}, attached under an older default; the kernel refuses {kind} as default_qdisc ({e}), so it stays {now}"
+            ),
+        ),
+        Err(Momentary::Failed(e)) => ("failed", e),
+    }
 }
 
 #[cfg(test)]
@@ -342,22 +503,25 @@ mod tests {
     #[test]
     fn interface_steps() {
         let kd = Class::KernelDefault;
-        assert_eq!(interface_step("fq", kd, "fq", Some("fq")), Step::Unchanged);
+        assert_eq!(
+            interface_step("fq", kd, "fq", Some("fq")),
+            InterfaceStep::Unchanged
+        );
         assert_eq!(
             interface_step("fq", kd, "pfifo_fast", Some("pfifo_fast")),
-            Step::Recreate
+            InterfaceStep::Recreate
         );
         assert_eq!(
             interface_step("fq", Class::Multiqueue, "fq_codel", Some("fq_codel")),
-            Step::Recreate
+            InterfaceStep::Recreate
         );
         assert_eq!(
             interface_step("htb", Class::Deliberate, "pfifo_fast", Some("pfifo_fast")),
-            Step::Unchanged
+            InterfaceStep::Unchanged
         );
         assert_eq!(
             interface_step("fq", kd, "pfifo_fast", Some("fq")),
-            Step::Kept
+            InterfaceStep::Kept
         );
     }
 }

@@ -6,21 +6,9 @@
 //! close. Touches no pin that existed before `enable` and nothing outside
 //! bbrkit's pin directory.
 
-use crate::rollback::Action;
+use crate::rollback::{Action, Step};
 use crate::state::BeforeImage;
 use crate::{bpfcc, sysctl};
-
-/// What rollback did (or would do) with the registrations, and the
-/// connections still on an algorithm that is no longer registered.
-#[derive(Debug, Clone, Default)]
-pub struct BpfRollback {
-    /// One action per pin.
-    pub actions: Vec<Action>,
-    /// `local -> remote (cc)` of connections on an unregistered algorithm.
-    pub still_running: Vec<String>,
-    /// A pin could not be removed (the image is kept for another try).
-    pub problem: bool,
-}
 
 fn act(what: &str, action: &str, detail: String) -> Action {
     Action {
@@ -44,53 +32,71 @@ pub fn pins_to_remove(image: &BeforeImage) -> Vec<String> {
     out
 }
 
-/// Unregisters what `image` registered (`dry_run`: says what it would).
-pub fn run(image: &BeforeImage, dry_run: bool, no_apply: bool) -> BpfRollback {
-    let mut r = BpfRollback::default();
+/// Plans the unregistrations into `actions` (as `would_unregister`) and
+/// `steps`; `(dry_run, no_apply)` as for the runtime values.
+pub fn plan(
+    image: &BeforeImage,
+    (dry_run, no_apply): (bool, bool),
+    actions: &mut Vec<Action>,
+    steps: &mut Vec<Step>,
+) {
     if image.bpf.is_empty() {
-        return r;
+        return;
     }
     for name in pins_to_remove(image) {
         let pin = bpfcc::pin_path(&name).display().to_string();
-        if dry_run {
-            r.actions
-                .push(act(&name, "would_unregister", format!("remove pin {pin}")));
-        } else if no_apply {
-            r.actions.push(act(
+        if no_apply && !dry_run {
+            actions.push(act(
                 &name,
                 "skipped",
                 format!("--no-apply: stays registered through {pin} until reboot"),
             ));
-        } else {
-            match bpfcc::unregister(&name) {
-                Ok(_) => r
-                    .actions
-                    .push(act(&name, "unregistered", format!("pin {pin} removed"))),
-                Err(e) => {
-                    r.problem = true;
-                    r.actions.push(act(&name, "failed", e.to_string()));
-                }
-            }
+            continue;
         }
+        actions.push(act(&name, "would_unregister", format!("remove pin {pin}")));
+        steps.push(Step::Unregister {
+            name,
+            at: actions.len() - 1,
+        });
     }
     for b in &image.bpf {
-        if !r.actions.iter().any(|a| a.what == b.cc) {
-            r.actions.push(act(
+        if !actions.iter().any(|a| a.what == b.cc) {
+            actions.push(act(
                 &b.cc,
                 "unchanged",
                 "no pin of bbrkit's holds it any more".into(),
             ));
         }
     }
-    if !dry_run {
-        let available = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
-        let gone: Vec<&str> = image
-            .bpf
-            .iter()
-            .map(|b| b.cc.as_str())
-            .filter(|c| !available.iter().any(|a| a == c))
-            .collect();
-        r.still_running = bpfcc::sockets_on(&gone);
+    steps.push(Step::NameStillRunning {
+        ccs: image.bpf.iter().map(|b| b.cc.clone()).collect(),
+    });
+}
+
+/// Removes the pins of `name` (unregisters it); the outcome for its line.
+pub fn unregister(name: &str, a: &mut Action) -> bool {
+    match bpfcc::unregister(name) {
+        Ok(_) => {
+            a.action = "unregistered".into();
+            a.detail = format!("pin {} removed", bpfcc::pin_path(name).display());
+            false
+        }
+        Err(e) => {
+            a.action = "failed".into();
+            a.detail = e.to_string();
+            true
+        }
     }
-    r
+}
+
+/// `local -> remote (cc)` of connections on those of `ccs` that are no
+/// longer registered.
+pub fn still_running(ccs: &[String]) -> Vec<String> {
+    let available = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
+    let gone: Vec<&str> = ccs
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !available.iter().any(|a| a == c))
+        .collect();
+    bpfcc::sockets_on(&gone)
 }

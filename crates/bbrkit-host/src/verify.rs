@@ -153,24 +153,46 @@ pub fn run_with(
         .map(String::from)
         .or_else(|| bbrkit_value(root, KEY_CC))
         .unwrap_or_else(|| "bbr".into());
-    let mut checks = Vec::new();
+    let mut checks = vec![
+        check_sysctl(&facts, &expected),
+        check_available(&facts, &expected),
+    ];
+    let (sockets, by_cc, old) = check_sockets(established, &expected);
+    checks.push(sockets);
+    checks.extend(check_qdiscs(root, &facts));
+    checks.extend(check_boot(root, &facts, &expected)?);
+    if crate::bpfcc::is_bpf_cc(&expected) {
+        checks.extend(crate::verify_bpf::checks(root, &expected));
+    }
+    let ok = checks.iter().all(|c| c.ok);
+    Ok(VerifyReport {
+        expected_cc: expected,
+        checks,
+        sockets_by_cc: by_cc,
+        old_sockets: old,
+        ok,
+    })
+}
 
-    // 1. The sysctl.
+/// 1. The sysctl.
+fn check_sysctl(facts: &kernel::KernelFacts, expected: &str) -> Check {
     let cur = facts
         .current_cc
         .clone()
         .unwrap_or_else(|| "(absent)".into());
-    checks.push(check(
+    check(
         "sysctl",
         cur == expected,
         KEY_CC,
         &cur,
-        &expected,
+        expected,
         "/proc/sys of this network namespace",
-    ));
+    )
+}
 
-    // 2. The algorithm is there (built in counts).
-    let listed = facts.available_cc.contains(&expected);
+/// 2. The algorithm is there (built in counts).
+fn check_available(facts: &kernel::KernelFacts, expected: &str) -> Check {
+    let listed = facts.available_cc.iter().any(|c| c == expected);
     let how = if expected == "bbr" {
         facts.bbr.provision.word().to_string()
     } else if listed {
@@ -178,7 +200,7 @@ pub fn run_with(
     } else {
         "not registered".into()
     };
-    checks.push(check(
+    check(
         "available",
         listed,
         "tcp_available_congestion_control",
@@ -189,136 +211,111 @@ pub fn run_with(
         } else {
             how
         },
-    ));
+    )
+}
 
-    // 3. Live sockets by algorithm.
+/// 3. Live sockets by algorithm: the check, the count per algorithm and
+/// the sockets on another one.
+fn check_sockets(
+    established: Result<Vec<Established>, String>,
+    expected: &str,
+) -> (Check, BTreeMap<String, usize>, Vec<OldSocket>) {
     let mut by_cc = BTreeMap::new();
     let mut old = Vec::new();
-    match established {
-        Ok(socks) => {
-            for s in &socks {
-                let c = s.cc.clone().unwrap_or_else(|| "unknown".into());
-                *by_cc.entry(c.clone()).or_insert(0usize) += 1;
-                if c != expected {
-                    old.push(OldSocket {
-                        local: s.local.clone(),
-                        remote: s.remote.clone(),
-                        cc: c,
-                    });
-                }
-            }
-            let summary = if by_cc.is_empty() {
-                "no established TCP sockets in this network namespace".to_string()
-            } else {
-                by_cc
-                    .iter()
-                    .map(|(k, v)| format!("{k}:{v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            let detail = if old.is_empty() {
-                format!("sock_diag INET_DIAG_CONG: {summary}")
-            } else {
-                let names: Vec<String> = old
-                    .iter()
-                    .take(5)
-                    .map(|o| format!("{}->{} {}", o.local, o.remote, o.cc))
-                    .collect();
-                format!(
-                    "sock_diag INET_DIAG_CONG: {summary}; still on the old algorithm: {}{}; created before the switch (the algorithm is fixed when a socket is created, or set by the application): they change when they reconnect",
-                    names.join(", "),
-                    if old.len() > 5 {
-                        format!(" and {} more", old.len() - 5)
-                    } else {
-                        String::new()
-                    }
-                )
-            };
-            checks.push(check(
+    let socks = match established {
+        Ok(socks) => socks,
+        Err(e) => {
+            let c = check(
                 "sockets",
-                old.is_empty(),
-                &format!("established_not_{expected}"),
-                old.len().to_string(),
-                "0",
-                detail,
-            ));
+                false,
+                "established_sockets",
+                "unreadable",
+                "readable",
+                format!("sock_diag: {e}"),
+            );
+            return (c, by_cc, old);
         }
-        Err(e) => checks.push(check(
-            "sockets",
-            false,
-            "established_sockets",
-            "unreadable",
-            "readable",
-            format!("sock_diag: {e}"),
-        )),
+    };
+    for s in &socks {
+        let c = s.cc.clone().unwrap_or_else(|| "unknown".into());
+        *by_cc.entry(c.clone()).or_insert(0usize) += 1;
+        if c != expected {
+            old.push(OldSocket {
+                local: s.local.clone(),
+                remote: s.remote.clone(),
+                cc: c,
+            });
+        }
     }
+    let c = check(
+        "sockets",
+        old.is_empty(),
+        &format!("established_not_{expected}"),
+        old.len().to_string(),
+        "0",
+        sockets_detail(&by_cc, &old),
+    );
+    (c, by_cc, old)
+}
 
-    // 4. Every interface's root qdisc.
-    let fq_absent = facts
-        .qdisc("fq")
-        .is_some_and(|f| f.provision == kernel::Provision::Absent);
-    let wanted_default = bbrkit_value(root, KEY_QDISC);
-    if let (Some(w), Some(d)) = (&wanted_default, &facts.default_qdisc) {
-        let kernel_lacks = facts
-            .qdisc(w)
-            .is_some_and(|f| f.provision == kernel::Provision::Absent);
-        let ok = w == d || kernel_lacks;
-        let detail = if kernel_lacks && w != d {
+fn sockets_detail(by_cc: &BTreeMap<String, usize>, old: &[OldSocket]) -> String {
+    let summary = if by_cc.is_empty() {
+        "no established TCP sockets in this network namespace".to_string()
+    } else {
+        by_cc
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if old.is_empty() {
+        return format!("sock_diag INET_DIAG_CONG: {summary}");
+    }
+    let names: Vec<String> = old
+        .iter()
+        .take(5)
+        .map(|o| format!("{}->{} {}", o.local, o.remote, o.cc))
+        .collect();
+    format!(
+        "sock_diag INET_DIAG_CONG: {summary}; still on the old algorithm: {}{}; created before the switch (the algorithm is fixed when a socket is created, or set by the application): they change when they reconnect",
+        names.join(", "),
+        if old.len() > 5 {
+            format!(" and {} more", old.len() - 5)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// 4. The default qdisc bbrkit's file sets, and every interface's root qdisc.
+fn check_qdiscs(root: &Root, facts: &kernel::KernelFacts) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let absent = |q: &str| {
+        facts
+            .qdisc(q)
+            .is_some_and(|f| f.provision == kernel::Provision::Absent)
+    };
+    if let (Some(w), Some(d)) = (bbrkit_value(root, KEY_QDISC), &facts.default_qdisc) {
+        let kernel_lacks = absent(&w);
+        let detail = if kernel_lacks && &w != d {
             format!("kernel has no {w}: BBR paces internally (Linux >= 4.13)")
         } else {
             "bbrkit's file sets it".into()
         };
-        checks.push(check("default_qdisc", ok, KEY_QDISC, d, w, detail));
+        checks.push(check(
+            "default_qdisc",
+            &w == d || kernel_lacks,
+            KEY_QDISC,
+            d,
+            w,
+            detail,
+        ));
     }
     match qdisc::list() {
-        Ok(list) => {
-            for i in &list {
-                let key = format!("qdisc.{}", i.name);
-                let eff = i.effective().to_string();
-                let (ok, expected_kind, detail) = match (i.class, &facts.default_qdisc) {
-                    (Class::NoQueue, _) => {
-                        (true, eff.clone(), "virtual device, no queue".to_string())
-                    }
-                    (Class::Inactive, _) => (
-                        true,
-                        eff.clone(),
-                        "down, gets the default when up".to_string(),
-                    ),
-                    (Class::Deliberate, _) => (
-                        true,
-                        eff.clone(),
-                        format!("{}: attached on purpose, left alone", i.describe()),
-                    ),
-                    (_, None) => (
-                        true,
-                        eff.clone(),
-                        "default qdisc belongs to the host (non-initial network namespace)"
-                            .to_string(),
-                    ),
-                    (_, Some(d)) if &eff == d => (
-                        true,
-                        d.clone(),
-                        if fq_absent {
-                            format!(
-                                "{}; kernel has no fq: BBR paces internally (Linux >= 4.13)",
-                                i.describe()
-                            )
-                        } else {
-                            i.describe()
-                        },
-                    ),
-                    (_, Some(d)) => (
-                        false,
-                        d.clone(),
-                        format!(
-                            "{}: created before default_qdisc changed; `bbrkit enable` re-creates it",
-                            i.describe()
-                        ),
-                    ),
-                };
-                checks.push(check("qdisc", ok, &key, eff, expected_kind, detail));
-            }
-        }
+        Ok(list) => checks.extend(
+            list.iter()
+                .map(|i| check_interface(i, facts.default_qdisc.as_deref(), absent("fq"))),
+        ),
         Err(e) => checks.push(check(
             "qdisc",
             false,
@@ -328,9 +325,62 @@ pub fn run_with(
             e.to_string(),
         )),
     }
+    checks
+}
 
-    // 5. Persistence: the value that wins at boot.
+/// One interface's root qdisc against the default (None: the host's).
+fn check_interface(i: &qdisc::InterfaceQdisc, default: Option<&str>, fq_absent: bool) -> Check {
+    let key = format!("qdisc.{}", i.name);
+    let eff = i.effective().to_string();
+    let (ok, expected_kind, detail) = match (i.class, default) {
+        (Class::NoQueue, _) => (true, eff.clone(), "virtual device, no queue".to_string()),
+        (Class::Inactive, _) => (
+            true,
+            eff.clone(),
+            "down, gets the default when up".to_string(),
+        ),
+        (Class::Deliberate, _) => (
+            true,
+            eff.clone(),
+            format!("{}: attached on purpose, left alone", i.describe()),
+        ),
+        (_, None) => (
+            true,
+            eff.clone(),
+            "default qdisc belongs to the host (non-initial network namespace)".to_string(),
+        ),
+        (_, Some(d)) if eff == d => (
+            true,
+            d.to_string(),
+            if fq_absent {
+                format!(
+                    "{}; kernel has no fq: BBR paces internally (Linux >= 4.13)",
+                    i.describe()
+                )
+            } else {
+                i.describe()
+            },
+        ),
+        (_, Some(d)) => (
+            false,
+            d.to_string(),
+            format!(
+                "{}: created before default_qdisc changed; `bbrkit enable` re-creates it",
+                i.describe()
+            ),
+        ),
+    };
+    check("qdisc", ok, &key, eff, expected_kind, detail)
+}
+
+/// 5. Persistence: the value that wins at boot under each loader.
+fn check_boot(
+    root: &Root,
+    facts: &kernel::KernelFacts,
+    expected: &str,
+) -> Result<Vec<Check>, HostError> {
     let file_shown = root.show(&root.bbrkit_file());
+    let mut checks = Vec::new();
     for r in precedence::resolve(root, &[KEY_CC], None)? {
         let key = format!(
             "boot.{}",
@@ -378,17 +428,5 @@ pub fn run_with(
             detail,
         ));
     }
-
-    if crate::bpfcc::is_bpf_cc(&expected) {
-        checks.extend(crate::verify_bpf::checks(root, &expected));
-    }
-
-    let ok = checks.iter().all(|c| c.ok);
-    Ok(VerifyReport {
-        expected_cc: expected,
-        checks,
-        sockets_by_cc: by_cc,
-        old_sockets: old,
-        ok,
-    })
+    Ok(checks)
 }

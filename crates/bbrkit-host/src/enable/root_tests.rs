@@ -14,8 +14,9 @@ use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage};
 
 use super::*;
 use crate::netlink::request;
-use crate::qdisc::Class;
+use crate::qdisc::{self, Class, InterfaceQdisc};
 use crate::rollback;
+use crate::{KEY_CC, KEY_QDISC, sysctl};
 
 /// Runs `f` on a thread inside a fresh network namespace; returns the
 /// initial namespace's `default_qdisc` (read before unsharing) to `f`.

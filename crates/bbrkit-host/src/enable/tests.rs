@@ -1,6 +1,9 @@
 //! Unit tests of `enable`'s planning.
 
+use super::ifaces::describe_interfaces;
+use super::plan::{Setting, render};
 use super::*;
+use crate::qdisc::{self, InterfaceQdisc};
 
 fn iface(name: &str, root: &str, major: u16, leaves: &[&str], ingress: bool) -> InterfaceQdisc {
     InterfaceQdisc {
@@ -91,4 +94,64 @@ fn tuning_set_matches_the_seeds() {
         host_only: None,
     }];
     assert!(render(&s).ends_with("\n# why\n-k = v\n"));
+}
+
+#[test]
+fn plan_writes_nothing_and_apply_records_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let opts = Options {
+        cc: "reno".into(),
+        qdisc: QdiscChoice::Keep,
+        tune: false,
+        dry_run: false,
+        no_apply: true,
+        force: false,
+    };
+    let p = plan(&root, &opts).unwrap();
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "plan wrote"
+    );
+    assert!(
+        matches!(&p.steps[..], [Step::WriteFile { .. }]),
+        "{:?}",
+        p.steps
+    );
+    assert_eq!(
+        p.created_dirs,
+        [
+            root.path("etc"),
+            root.path("etc/sysctl.d"),
+            root.path("var"),
+            root.path("var/lib"),
+            root.path("var/lib/bbrkit"),
+        ]
+    );
+    // The dry run is the plan, with no steps.
+    let dry = plan(
+        &root,
+        &Options {
+            dry_run: true,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert!(dry.steps.is_empty() && dry.report.changed && dry.report.dry_run);
+    assert_eq!(dry.report.content, p.report.content);
+
+    let r = apply(&root, p).unwrap();
+    assert!(r.changed && !r.problem);
+    assert_eq!(
+        std::fs::read_to_string(root.bbrkit_file()).unwrap(),
+        r.content
+    );
+    let image = crate::state::load(&root).unwrap().unwrap();
+    assert_eq!(image.files[0].prior, crate::state::Prior::Absent);
+    assert!(image.runtime.is_empty(), "--no-apply sets nothing");
+    assert_eq!(image.created_dirs.len(), 5);
+    // Planned again: nothing to change, no steps.
+    let again = plan(&root, &opts).unwrap();
+    assert!(again.steps.is_empty() && !again.report.changed);
 }
