@@ -14,6 +14,7 @@
 //! object, pin or sysctl but its own (`bbr3_*` programs and maps, pins under
 //! `/sys/fs/bpf/bbrkit`).
 
+pub mod bbr3;
 pub mod error;
 pub mod features;
 pub mod load;

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use libbpf_rs::{AsRawLibbpf, Object, ObjectBuilder, OpenObject};
+use libbpf_rs::{AsRawLibbpf, MapType, Object, ObjectBuilder, OpenObject};
 
 use crate::error::{BpfError, Result};
 use crate::log::Capture;
@@ -41,7 +41,8 @@ impl ObjectSource<'_> {
         }
     }
 
-    fn open(&self) -> Result<OpenObject> {
+    /// Opens (parses) the object without loading anything.
+    pub(crate) fn open(&self) -> Result<OpenObject> {
         let mut builder = ObjectBuilder::default();
         let opened = match self {
             ObjectSource::File(p) => builder.open_file(p),
@@ -65,10 +66,20 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Opens and loads `source`.
+    /// Opens and loads `source` with all its struct_ops maps.
     pub fn load(source: ObjectSource<'_>) -> Result<Loaded> {
+        Loaded::load_only(source, None)
+    }
+
+    /// Opens and loads `source`; with `Some(names)` only the struct_ops
+    /// maps (congestion controls) named there are created, and programs
+    /// only they use are not loaded.
+    pub fn load_only(source: ObjectSource<'_>, only: Option<&[&str]>) -> Result<Loaded> {
         let name = source.name();
         let mut open = source.open()?;
+        if let Some(only) = only {
+            select_struct_ops(&mut open, only, &name)?;
+        }
         let mut logs = attach_log_buffers(&mut open);
         let capture = Capture::start();
         let loaded = open.load();
@@ -97,6 +108,39 @@ impl Loaded {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// The names of the struct_ops maps of `source` (opened, not loaded: needs
+/// no privileges).
+pub fn struct_ops_names(source: ObjectSource<'_>) -> Result<Vec<String>> {
+    let open = source.open()?;
+    Ok(open
+        .maps()
+        .filter(|m| m.map_type() == MapType::StructOps)
+        .map(|m| m.name().to_string_lossy().into_owned())
+        .collect())
+}
+
+fn select_struct_ops(open: &mut OpenObject, only: &[&str], object: &str) -> Result<()> {
+    let mut found = 0;
+    for mut map in open.maps_mut() {
+        if map.map_type() != MapType::StructOps {
+            continue;
+        }
+        let keep = only.iter().any(|n| map.name().to_str() == Some(n));
+        found += usize::from(keep);
+        map.set_autocreate(keep).map_err(|source| BpfError::Open {
+            object: object.to_string(),
+            source,
+        })?;
+    }
+    if found < only.len() {
+        return Err(BpfError::Missing {
+            object: object.to_string(),
+            what: format!("struct_ops map among {}", only.join(", ")),
+        });
+    }
+    Ok(())
 }
 
 /// One program's log buffer, kept alive until the load has returned.
