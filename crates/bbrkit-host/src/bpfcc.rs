@@ -143,13 +143,10 @@ pub fn feature_label(id: FeatureId) -> &'static str {
     }
 }
 
-/// The BPF object holding `cc`. Until `bbrkit-bpf` embeds the committed
-/// object (branch `bpf-algo`), there is none and registration says so.
-fn object(cc: &str) -> Result<bbrkit_bpf::ObjectSource<'static>, RegisterFailure> {
-    Err(RegisterFailure {
-        reason: format!("this bbrkit was built without the {cc} BPF object"),
-        verifier_log: None,
-    })
+/// Loads `cc` (only that struct_ops map and the programs it uses) from the
+/// object embedded in `bbrkit-bpf`.
+fn load(cc: &str) -> Result<bbrkit_bpf::Loaded, bbrkit_bpf::BpfError> {
+    bbrkit_bpf::bbr3::load(Some(&[cc]))
 }
 
 /// Loads `cc`'s object, registers it through a struct_ops link and pins the
@@ -171,10 +168,11 @@ pub fn register_pinned(cc: &str) -> Result<Vec<PathBuf>, RegisterFailure> {
         },
         reason: error_chain(&e),
     };
-    let loaded = bbrkit_bpf::Loaded::load(object(cc)?).map_err(fail)?;
+    let loaded = load(cc).map_err(fail)?;
     let mut reg = bbrkit_bpf::Registration::register(loaded).map_err(fail)?;
     crate::crash_point("bpf-registered");
     let pins = reg.pin().map_err(fail)?;
+    drop(reg); // the pins hold the registration now
     Ok(pins)
 }
 
@@ -259,15 +257,13 @@ pub fn sockets_on(ccs: &[&str]) -> Vec<String> {
 /// Loads `cc`'s object and frees it again, registering nothing: the
 /// verifier's answer before `enable` changes anything.
 pub fn trial_load(cc: &str) -> Result<(), RegisterFailure> {
-    bbrkit_bpf::Loaded::load(object(cc)?)
-        .map(drop)
-        .map_err(|e| RegisterFailure {
-            verifier_log: match &e {
-                bbrkit_bpf::BpfError::Refused { log, .. } => Some(log.clone()),
-                _ => None,
-            },
-            reason: error_chain(&e),
-        })
+    load(cc).map(drop).map_err(|e| RegisterFailure {
+        verifier_log: match &e {
+            bbrkit_bpf::BpfError::Refused { log, .. } => Some(log.clone()),
+            _ => None,
+        },
+        reason: error_chain(&e),
+    })
 }
 
 /// Whether writing `cc` as this namespace's default is safe: outside the

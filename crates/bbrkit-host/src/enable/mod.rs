@@ -34,6 +34,7 @@ pub fn validate_cc(facts: &kernel::KernelFacts, cc: &str) -> Result<(), HostErro
         .iter()
         .chain(&facts.loadable_cc)
         .any(|c| c == cc)
+        || crate::bpfcc::is_bpf_cc(cc)
     {
         return Ok(());
     }

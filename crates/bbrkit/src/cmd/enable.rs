@@ -108,6 +108,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             }
         );
     }
+    if let Some(b) = &r.bpf {
+        for l in bbrkit_host::enable::bpf::lines(b, r.dry_run) {
+            println!("{l}");
+        }
+    }
     for n in &r.notes {
         println!("note: {n}");
     }
