@@ -215,7 +215,7 @@ fn check_available(facts: &kernel::KernelFacts, expected: &str) -> Check {
 }
 
 /// 3. Live sockets by algorithm: the check, the count per algorithm and
-/// the sockets on another one.
+///    the sockets on another one.
 fn check_sockets(
     established: Result<Vec<Established>, String>,
     expected: &str,

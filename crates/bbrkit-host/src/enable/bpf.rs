@@ -132,7 +132,7 @@ pub fn plan(root: &Root, cc: &str, exe: &std::path::Path) -> Result<BpfPlan, Hos
         systemd: sd_why,
         unit: files,
         pinned_before: bpfcc::pinned(),
-        unit_write: (!unit_same).then(|| (unit_path, text)),
+        unit_write: (!unit_same).then_some((unit_path, text)),
         wants_link: (!wants_same).then_some((wants, target)),
     })
 }
