@@ -101,11 +101,39 @@ struct {
 	__type(value, u64);
 } bbr3_stats SEC(".maps");
 
+/*
+ * BBR3_GLOBAL: a global (non-static, never inlined) BPF subprogram. The
+ * verifier checks it once, with its arguments as declared, instead of again
+ * at every call site and on every path there; that keeps bbr3_main's
+ * verification far below the 1M-instruction limit. Its first argument is the
+ * socket as a trusted struct tcp_sock pointer (Linux >= 6.8 "arg:trusted"),
+ * which CA programs may write where the stack allows. Each is google's
+ * function of the same name without the "3" (bbr3_inflight is bbr_inflight);
+ * the macros below keep google's call syntax.
+ */
+#define __arg_trusted __attribute__((btf_decl_tag("arg:trusted")))
+#define BBR3_GLOBAL __attribute__((noinline))
+
+struct bbr_cold;
+u32 bbr3_inflight(struct tcp_sock *tp, u32 bw, int gain);
+int bbr3_update_cycle_phase(struct tcp_sock *tp, const struct bbr_rs *rs,
+			    struct bbr_context *ctx);
+int bbr3_update_min_rtt(struct tcp_sock *tp, const struct bbr_rs *rs);
+int bbr3_check_drain(struct tcp_sock *tp);
+int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
+		      struct bbr_context *ctx);
+int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
+int bbr3_telemetry_update(struct tcp_sock *tp);
+#define bbr_inflight(sk, bw, gain) bbr3_inflight(tcp_sk(sk), (bw), (gain))
+#define bbr_update_cycle_phase(sk, rs, ctx) bbr3_update_cycle_phase(tcp_sk(sk), (rs), (ctx))
+#define bbr_update_min_rtt(sk, rs) bbr3_update_min_rtt(tcp_sk(sk), (rs))
+#define bbr_check_drain(sk) bbr3_check_drain(tcp_sk(sk))
+#define bbr_update_model(sk, rs, ctx) bbr3_update_model(tcp_sk(sk), (rs), (ctx))
+
 /* Forward declarations (google's file has the same few). */
 static u32 bbr_max_bw(const struct sock *sk);
 static u32 bbr_bw(const struct sock *sk);
 static u32 bbr_bdp(struct sock *sk, u32 bw, int gain);
-static u32 bbr_inflight(struct sock *sk, u32 bw, int gain);
 static u32 bbr_target_inflight(struct sock *sk);
 static u32 bbr_inflight_with_headroom(const struct sock *sk);
 static u32 bbr_packets_in_net_at_edt(struct sock *sk, u32 inflight_now);
@@ -190,8 +218,9 @@ static void bbr3_fill_state(struct sock *sk, struct bbr3_sock_state *st)
 }
 
 /* On every ACK: in place when the entry exists (no copy, no LRU insert). */
-static void bbr3_telemetry_update(struct sock *sk)
+BBR3_GLOBAL int bbr3_telemetry_update(struct tcp_sock *tp __arg_trusted)
 {
+	struct sock *sk = (struct sock *)tp;
 	struct bbr3_sock_state *v, st;
 	struct bbr3_sock_key key;
 
@@ -199,18 +228,24 @@ static void bbr3_telemetry_update(struct sock *sk)
 	v = bpf_map_lookup_elem(&bbr3_telemetry, &key);
 	if (v) {
 		bbr3_fill_state(sk, v);
-		return;
+		return 0;
 	}
 	bbr3_fill_state(sk, &st);
 	bpf_map_update_elem(&bbr3_telemetry, &key, &st, BPF_ANY);
+	return 0;
 }
 
 /* ---- bbr_main and the fast path ---- */
 
 /* bbr_update_model. */
-static void bbr_update_model(struct sock *sk, const struct bbr_rs *rs,
-			     struct bbr_context *ctx)
+BBR3_GLOBAL int bbr3_update_model(struct tcp_sock *tp __arg_trusted,
+				  const struct bbr_rs *rs,
+				  struct bbr_context *ctx)
 {
+	struct sock *sk = (struct sock *)tp;
+
+	if (!rs || !ctx)	/* global subprogram: pointers may be NULL */
+		return 0;
 	bbr_update_congestion_signals(sk, rs, ctx);
 	bbr_update_ack_aggregation(sk, rs);
 	bbr_check_loss_too_high_in_startup(sk, rs);
@@ -218,6 +253,25 @@ static void bbr_update_model(struct sock *sk, const struct bbr_rs *rs,
 	bbr_check_drain(sk);
 	bbr_update_cycle_phase(sk, rs, ctx);
 	bbr_update_min_rtt(sk, rs);
+	return 0;
+}
+
+/* The control half of bbr_main: gains, pacing rate, cwnd, inflight bounds. */
+BBR3_GLOBAL int bbr3_update_control(struct tcp_sock *tp __arg_trusted,
+				    const struct bbr_rs *rs)
+{
+	struct sock *sk = (struct sock *)tp;
+	struct bbr *bbr = inet_csk_ca(sk);
+	u32 bw;
+
+	if (!rs)	/* global subprogram: pointers may be NULL */
+		return 0;
+	bbr_update_gains(sk);
+	bw = bbr_bw(sk);
+	bbr_set_pacing_rate(sk, bw, bbr->pacing_gain);
+	bbr_set_cwnd(sk, rs->acked_sacked, bw, bbr->cwnd_gain);
+	bbr_bound_cwnd_for_inflight_model(sk);
+	return 0;
 }
 
 /* bbr_run_fast_path: on an app-limited ACK with no news (sample below
@@ -257,11 +311,10 @@ static void bbr_main(struct sock *sk, int flag, const struct rate_sample *krs)
 	struct bbr_context ctx = { 0 };
 	bool update_model = true;
 	struct bbr_cold *cold;
-	struct bbr_rs rs;
-	u32 bw;
+	struct bbr_rs rs = {};
 
 	cold = bbr_cold(sk);
-	bbr_fill_rs(sk, flag, krs, cold, &rs);
+	bbr3_fill_rs(tcp_sk(sk), flag, krs, cold, &rs);
 	/* DEVIATION: google's ops->skb_marked_lost ran for each lost skb
 	 * just before this; see bbr_skb_marked_lost. */
 	if (rs.losses)
@@ -285,11 +338,7 @@ static void bbr_main(struct sock *sk, int flag, const struct rate_sample *krs)
 	if (update_model)
 		bbr_update_model(sk, &rs, &ctx);
 
-	bbr_update_gains(sk);
-	bw = bbr_bw(sk);
-	bbr_set_pacing_rate(sk, bw, bbr->pacing_gain);
-	bbr_set_cwnd(sk, rs.acked_sacked, bw, bbr->cwnd_gain);
-	bbr_bound_cwnd_for_inflight_model(sk);
+	bbr3_update_control(tcp_sk(sk), &rs);
 
 out:
 	bbr_advance_latest_delivery_signals(sk, &rs, &ctx);
@@ -298,8 +347,8 @@ out:
 	bbr->ecn_in_cycle  |= rs.delivered_ce > 0;
 
 	if (cold)
-		bbr_tx_record(sk, cold);
-	bbr3_telemetry_update(sk);
+		bbr3_tx_record(tcp_sk(sk), cold);
+	bbr3_telemetry_update(tcp_sk(sk));
 }
 
 /* bbr_init. */
@@ -391,7 +440,7 @@ static void bbr_init(struct sock *sk, bool v2)
 	cold->alpha_last_delivered = 0;
 	cold->alpha_last_delivered_ce = 0;
 	cold->tx_head = 0;
-	bbr_tx_record(sk, cold);
+	bbr3_tx_record(tp, cold);
 }
 
 /* bbr_cwnd_event. */

@@ -83,9 +83,10 @@ static u32 bbr_quantization_budget(struct sock *sk, u32 cwnd)
 	return cwnd;
 }
 
-/* bbr_inflight: quantised BDP at gain. */
-static u32 bbr_inflight(struct sock *sk, u32 bw, int gain)
+/* bbr_inflight: quantised BDP at gain. (bbr3_inflight: see BBR3_GLOBAL.) */
+BBR3_GLOBAL u32 bbr3_inflight(struct tcp_sock *tp __arg_trusted, u32 bw, int gain)
 {
+	struct sock *sk = (struct sock *)tp;
 	u32 inflight;
 
 	inflight = bbr_bdp(sk, bw, gain);

@@ -7,8 +7,9 @@
 
 /* bbr_check_drain: STARTUP -> DRAIN once full_bw_reached, and in the same
  * call DRAIN -> PROBE_BW DOWN if inflight is already small. */
-static void bbr_check_drain(struct sock *sk)
+BBR3_GLOBAL int bbr3_check_drain(struct tcp_sock *tp __arg_trusted)
 {
+	struct sock *sk = (struct sock *)tp;
 	struct bbr *bbr = inet_csk_ca(sk);
 
 	if (bbr->mode == BBR_STARTUP && bbr->full_bw_reached) {
@@ -25,4 +26,5 @@ static void bbr_check_drain(struct sock *sk)
 		bbr->mode = BBR_PROBE_BW;
 		bbr_start_bw_probe_down(sk);
 	}
+	return 0;
 }

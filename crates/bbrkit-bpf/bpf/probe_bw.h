@@ -173,23 +173,26 @@ static bool bbr_check_time_to_cruise(struct sock *sk, u32 inflight, u32 bw)
 
 /* bbr_update_cycle_phase: once the pipe was filled, adapt the upper bounds
  * (in DRAIN, PROBE_BW and PROBE_RTT) and run the ProbeBW cycle. */
-static void bbr_update_cycle_phase(struct sock *sk, const struct bbr_rs *rs,
-				   struct bbr_context *ctx)
+BBR3_GLOBAL int bbr3_update_cycle_phase(struct tcp_sock *tp __arg_trusted,
+					const struct bbr_rs *rs,
+					struct bbr_context *ctx)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
+	struct sock *sk = (struct sock *)tp;
 	struct bbr *bbr = inet_csk_ca(sk);
 	bool is_bw_probe_done = false;
 	u32 inflight, bw;
 
+	if (!rs || !ctx)	/* global subprogram: pointers may be NULL */
+		return 0;
 	if (!bbr->full_bw_reached)
-		return;
+		return 0;
 
 	/* In DRAIN, PROBE_BW, or PROBE_RTT, adjust upper bounds. */
 	if (bbr_adapt_upper_bounds(sk, rs, ctx))
-		return;		/* already decided state transition */
+		return 0;		/* already decided state transition */
 
 	if (bbr->mode != BBR_PROBE_BW)
-		return;
+		return 0;
 
 	inflight = bbr_packets_in_net_at_edt(sk, rs->prior_in_flight);
 	bw = bbr_max_bw(sk);
@@ -201,7 +204,7 @@ static void bbr_update_cycle_phase(struct sock *sk, const struct bbr_rs *rs,
 	 * by slowing down. */
 	case BBR_BW_PROBE_CRUISE:
 		if (bbr_check_time_to_probe_bw(sk))
-			return;		/* already decided state transition */
+			return 0;	/* already decided state transition */
 		break;
 
 	/* After cruising, when it's time to probe, we first "refill": we send
@@ -249,7 +252,7 @@ static void bbr_update_cycle_phase(struct sock *sk, const struct bbr_rs *rs,
 	 * enter PROBE_DOWN to try to drain any excess data from the queue. */
 	case BBR_BW_PROBE_DOWN:
 		if (bbr_check_time_to_probe_bw(sk))
-			return;		/* already decided state transition */
+			return 0;	/* already decided state transition */
 		if (bbr_check_time_to_cruise(sk, inflight, bw))
 			bbr_start_bw_probe_cruise(sk);
 		break;
@@ -257,4 +260,5 @@ static void bbr_update_cycle_phase(struct sock *sk, const struct bbr_rs *rs,
 	default:
 		break;
 	}
+	return 0;
 }

@@ -57,14 +57,17 @@ static void bbr_check_probe_rtt_done(struct sock *sk)
 
 /* bbr_update_min_rtt: update both RTT filters, enter PROBE_RTT when the 5 s
  * window expired, and run PROBE_RTT's hold timer. */
-static void bbr_update_min_rtt(struct sock *sk, const struct bbr_rs *rs)
+BBR3_GLOBAL int bbr3_update_min_rtt(struct tcp_sock *tp __arg_trusted,
+				    const struct bbr_rs *rs)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
+	struct sock *sk = (struct sock *)tp;
 	struct bbr *bbr = inet_csk_ca(sk);
 	bool probe_rtt_expired, min_rtt_expired;
 	u32 now = bbr_jiffies(tp);
 	u32 expire;
 
+	if (!rs)	/* global subprogram: pointers may be NULL */
+		return 0;
 	/* Track min RTT in probe_rtt_win_ms to time next PROBE_RTT state. */
 	probe_rtt_expired = after(now, bbr->probe_rtt_min_stamp +
 				  msecs_to_jiffies(bbr_param(sk, probe_rtt_win_ms)));
@@ -113,4 +116,5 @@ static void bbr_update_min_rtt(struct sock *sk, const struct bbr_rs *rs)
 	/* Restart after idle ends only once we process a new S/ACK for data */
 	if (rs->delivered > 0)
 		bbr->idle_restart = 0;
+	return 0;
 }

@@ -51,11 +51,16 @@ static __always_inline struct bbr_cold *bbr_cold(struct sock *sk)
 
 /* Append this ACK's snapshot; an ACK that did not change tp->delivered
  * overwrites the newest one, so delivered stays unique and increasing. */
-static void bbr_tx_record(struct sock *sk, struct bbr_cold *cold)
+BBR3_GLOBAL int bbr3_tx_record(struct tcp_sock *tp __arg_trusted,
+			       struct bbr_cold *cold)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 d = tp->delivered, h = cold->tx_head;
 	struct bbr_tx_snap *e;
+	u32 d, h;
+
+	if (!cold)	/* global subprogram: pointer arguments may be NULL */
+		return 0;
+	d = tp->delivered;
+	h = cold->tx_head;
 
 	e = &cold->tx[(h - 1) & BBR_TX_MASK];
 	if (!h || e->delivered != d) {
@@ -66,6 +71,7 @@ static void bbr_tx_record(struct sock *sk, struct bbr_cold *cold)
 	e->lost = tp->lost;
 	e->in_flight = tcp_packets_in_flight(tp);
 	e->snd_nxt = tp->snd_nxt;
+	return 0;
 }
 
 /* Newest snapshot with delivered <= want (wrap-safe: by age relative to
@@ -102,14 +108,18 @@ static struct bbr_tx_snap *bbr_tx_find(struct bbr_cold *cold, u32 want,
 }
 
 /* Fill a struct bbr_rs from the kernel's sample plus the rebuilt fields. */
-static void bbr_fill_rs(struct sock *sk, int flag, const struct rate_sample *krs,
-			struct bbr_cold *cold, struct bbr_rs *rs)
+BBR3_GLOBAL int bbr3_fill_rs(struct tcp_sock *tp __arg_trusted, int flag,
+			     const struct rate_sample *krs __arg_trusted,
+			     struct bbr_cold *cold,	/* NULL: no storage */
+			     struct bbr_rs *rs)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr_tx_snap *e = NULL;
 	bool exact = false;
 	s32 bytes;
 	u32 mss, segs;
+
+	if (!rs)
+		return 0;
 
 	rs->interval_us = krs->interval_us;
 	rs->rtt_us = krs->rtt_us;
@@ -127,7 +137,7 @@ static void bbr_fill_rs(struct sock *sk, int flag, const struct rate_sample *krs
 
 	if (!krs->prior_mstamp) {	/* no skb sampled: google leaves 0s */
 		bbr3_count(BBR3_STAT_NO_SAMPLE);
-		return;
+		return 0;
 	}
 	if (cold)
 		e = bbr_tx_find(cold, rs->prior_delivered, &exact);
@@ -135,7 +145,7 @@ static void bbr_fill_rs(struct sock *sk, int flag, const struct rate_sample *krs
 		bbr3_count(BBR3_STAT_TX_MISS);
 		rs->tx_in_flight = rs->prior_in_flight;
 		rs->lost = rs->losses;
-		return;
+		return 0;
 	}
 	bbr3_count(exact ? BBR3_STAT_TX_EXACT : BBR3_STAT_TX_FLOOR);
 	mss = max(tp->mss_cache, 1U);
@@ -143,4 +153,5 @@ static void bbr_fill_rs(struct sock *sk, int flag, const struct rate_sample *krs
 	segs = bytes > 0 ? ((u32)bytes + mss - 1) / mss : 1;
 	rs->tx_in_flight = e->in_flight + segs;
 	rs->lost = tp->lost - e->lost;
+	return 0;
 }
