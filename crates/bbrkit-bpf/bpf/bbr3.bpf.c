@@ -123,7 +123,7 @@ int bbr3_check_drain(struct tcp_sock *tp);
 int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
 		      struct bbr_context *ctx);
 int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
-int bbr3_telemetry_update(struct tcp_sock *tp);
+int bbr3_telemetry_update(struct tcp_sock *tp, struct bbr_cold *cold);
 #define bbr_inflight(sk, bw, gain) bbr3_inflight(tcp_sk(sk), (bw), (gain))
 #define bbr_update_cycle_phase(sk, rs, ctx) bbr3_update_cycle_phase(tcp_sk(sk), (rs), (ctx))
 #define bbr_update_min_rtt(sk, rs) bbr3_update_min_rtt(tcp_sk(sk), (rs))
@@ -217,19 +217,26 @@ static void bbr3_fill_state(struct sock *sk, struct bbr3_sock_state *st)
 	st->updated_ns = bpf_ktime_get_ns();
 }
 
-/* On every ACK: in place when the entry exists (no copy, no LRU insert). */
-BBR3_GLOBAL int bbr3_telemetry_update(struct tcp_sock *tp __arg_trusted)
+/* On every ACK: in place when the entry exists (no copy, no LRU insert),
+ * with the key taken in init (built here only without sk_storage). */
+BBR3_GLOBAL int bbr3_telemetry_update(struct tcp_sock *tp __arg_trusted,
+				      struct bbr_cold *cold)
 {
 	struct sock *sk = (struct sock *)tp;
 	struct bbr3_sock_state *v, st;
 	struct bbr3_sock_key key;
 
-	bbr3_sock_key(sk, &key);
-	v = bpf_map_lookup_elem(&bbr3_telemetry, &key);
-	if (v) {
-		bbr3_fill_state(sk, v);
+	if (cold && cold->key_valid) {
+		v = bpf_map_lookup_elem(&bbr3_telemetry, &cold->key);
+		if (v) {
+			bbr3_fill_state(sk, v);
+			return 0;
+		}
+		bbr3_fill_state(sk, &st);
+		bpf_map_update_elem(&bbr3_telemetry, &cold->key, &st, BPF_ANY);
 		return 0;
 	}
+	bbr3_sock_key(sk, &key);
 	bbr3_fill_state(sk, &st);
 	bpf_map_update_elem(&bbr3_telemetry, &key, &st, BPF_ANY);
 	return 0;
@@ -348,7 +355,7 @@ out:
 
 	if (cold)
 		bbr3_tx_record(tcp_sk(sk), cold);
-	bbr3_telemetry_update(tcp_sk(sk));
+	bbr3_telemetry_update(tcp_sk(sk), cold);
 }
 
 /* bbr_init. */
@@ -440,6 +447,8 @@ static void bbr_init(struct sock *sk, bool v2)
 	cold->alpha_last_delivered = 0;
 	cold->alpha_last_delivered_ce = 0;
 	cold->tx_head = 0;
+	bbr3_sock_key(sk, &cold->key);
+	cold->key_valid = 1;
 	bbr3_tx_record(tp, cold);
 }
 
@@ -502,12 +511,19 @@ static __always_inline void bbr3_do_set_state(struct sock *sk, u8 new_state)
 	bbr_set_state(sk, new_state);
 }
 
+/* release: drop the telemetry entry (by the key taken in init: the local
+ * port is already 0 here) and the sk_storage. */
 static __always_inline void bbr3_release_sock(struct sock *sk)
 {
+	struct bbr_cold *cold = bbr_cold(sk);
 	struct bbr3_sock_key key;
 
-	bbr3_sock_key(sk, &key);
-	bpf_map_delete_elem(&bbr3_telemetry, &key);
+	if (cold && cold->key_valid) {
+		bpf_map_delete_elem(&bbr3_telemetry, &cold->key);
+	} else {
+		bbr3_sock_key(sk, &key);	/* best effort; else LRU ages it out */
+		bpf_map_delete_elem(&bbr3_telemetry, &key);
+	}
 	bpf_sk_storage_delete(&bbr3_sk_stor, sk);
 }
 

@@ -157,6 +157,10 @@ struct bbr_cold {
 	u32	alpha_last_delivered;	 /* tp->delivered    at alpha update */
 	u32	alpha_last_delivered_ce; /* tp->delivered_ce at alpha update */
 	u32	tx_head;	/* snapshots written so far (next index & MASK) */
+	u32	key_valid;	/* key below was filled in init */
+	/* Telemetry key, taken once in init: by release the stack has zeroed
+	 * the local port (inet_put_port), so it cannot be rebuilt there. */
+	struct bbr3_sock_key key;
 	struct bbr_tx_snap tx[BBR_TX_RING];
 };
 
