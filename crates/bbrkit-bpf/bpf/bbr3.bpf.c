@@ -617,4 +617,4 @@ BBR3_OPS_PROGRAMS(bbr3_, false)
 BBR3_OPS_MAP(bbr3, bbr3_, "bbr3")
 
 BBR3_OPS_PROGRAMS(bbr3_v2_, true)
-BBR3_OPS_MAP(bbr3_v2, bbr3_v2_, "bbr2")
+BBR3_OPS_MAP(bbr2, bbr3_v2_, "bbr2")
