@@ -208,6 +208,22 @@ pub struct Leftovers {
 }
 
 impl Leftovers {
+    /// What `self` has that `before` did not (objects created since).
+    pub fn since(&self, before: &Leftovers) -> Leftovers {
+        fn new<T: PartialEq + Clone>(now: &[T], before: &[T]) -> Vec<T> {
+            now.iter()
+                .filter(|x| !before.contains(x))
+                .cloned()
+                .collect()
+        }
+        Leftovers {
+            programs: new(&self.programs, &before.programs),
+            maps: new(&self.maps, &before.maps),
+            links: new(&self.links, &before.links),
+            pins: new(&self.pins, &before.pins),
+        }
+    }
+
     /// True when nothing is left.
     pub fn is_empty(&self) -> bool {
         self.programs.is_empty()

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use bbrkit_bpf::status::{self, Holder};
+use bbrkit_bpf::status::{self, Holder, Leftovers};
 use bbrkit_bpf::{BpfError, Loaded, ObjectSource, bbr3, pin};
 
 /// One test at a time inside this binary (the name `bbr3` is global).
@@ -35,12 +35,12 @@ fn algorithms() -> Vec<String> {
 /// Asserts that no bbr3 program, map, link or pin is left and no name of
 /// the object registered, waiting up to 5 s (the kernel frees maps and
 /// links asynchronously after a process dies).
-fn assert_nothing_left() {
+fn assert_nothing_left(before: &Leftovers) {
     let algos = algorithms();
     let names: Vec<&str> = algos.iter().map(String::as_str).collect();
     let until = Instant::now() + Duration::from_secs(5);
     loop {
-        let left = status::leftovers(bbr3::PREFIX, &names);
+        let left = status::leftovers(bbr3::PREFIX, &names).since(before);
         if left.is_empty() {
             break;
         }
@@ -52,15 +52,15 @@ fn assert_nothing_left() {
     }
 }
 
-/// Skips (with a message) when bbr3 is registered by someone else: the
-/// tests must not touch an operator's registration.
-fn precondition() -> bool {
+/// The bbr3 objects that exist before a test (say, maps still used by
+/// connections of an earlier run), or `None` (skip, with a message) when
+/// bbr3 is registered by someone else: tests never touch that.
+fn precondition() -> Option<Leftovers> {
     if available("bbr3") {
         eprintln!("skipped: bbr3 is already registered on this host");
-        return false;
+        return None;
     }
-    assert_nothing_left();
-    true
+    Some(status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]))
 }
 
 fn example() -> PathBuf {
@@ -121,9 +121,9 @@ fn spawn(args: &[&str], mntns: Option<&OwnedFd>, ready: &str) -> Child {
 #[ignore = "needs root"]
 fn registers_appears_and_unregisters_leaving_nothing() {
     let _g = serial();
-    if !precondition() {
+    let Some(before) = precondition() else {
         return;
-    }
+    };
     let reg = bbr3::register(None).expect("register the embedded object");
     for a in algorithms() {
         assert!(available(&a), "{a} not in tcp_available_congestion_control");
@@ -131,23 +131,26 @@ fn registers_appears_and_unregisters_leaving_nothing() {
     let st = status::ca_status("bbr3");
     assert!(st.registered);
     assert!(matches!(st.holder, Some(Holder::Link { .. })), "{st:?}");
-    assert!(st.lingering.is_empty());
+    // Maps of earlier runs may linger (their connections still live); ours
+    // is registered, so it is not among them.
+    let earlier = |id: &u32| before.maps.iter().any(|(m, _)| m == id);
+    assert!(st.lingering.iter().all(earlier), "{st:?}");
     let left = status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]);
     assert!(
         !left.programs.is_empty() && !left.links.is_empty(),
         "{left:?}"
     );
     drop(reg);
-    assert_nothing_left();
+    assert_nothing_left(&before);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn sigkill_of_an_unpinned_registration_leaves_nothing() {
     let _g = serial();
-    if !precondition() {
+    let Some(before) = precondition() else {
         return;
-    }
+    };
     let mut child = spawn(
         &["--embedded", "--seconds", "60"],
         None,
@@ -156,7 +159,7 @@ fn sigkill_of_an_unpinned_registration_leaves_nothing() {
     assert!(available("bbr3"));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert_nothing_left();
+    assert_nothing_left(&before);
 }
 
 /// A private mount namespace with its own bpffs at /sys/fs/bpf, held by an
@@ -202,9 +205,9 @@ fn private_bpffs() -> OwnedFd {
 #[ignore = "needs root"]
 fn a_pin_outlives_its_process_and_unpin_unregisters() {
     let _g = serial();
-    if !precondition() {
+    let Some(before) = precondition() else {
         return;
-    }
+    };
     let ns = private_bpffs();
     let mut child = spawn(
         &["--embedded", "--only", "bbr3", "--pin"],
@@ -227,7 +230,7 @@ fn a_pin_outlives_its_process_and_unpin_unregisters() {
     );
     assert!(unpin.wait().unwrap().success());
     drop(ns);
-    assert_nothing_left();
+    assert_nothing_left(&before);
 }
 
 /// Offset and size of the first section whose name starts with `prefix`
@@ -253,9 +256,9 @@ fn elf_section(elf: &[u8], prefix: &str) -> Option<(usize, usize)> {
 #[ignore = "needs root"]
 fn a_refused_load_is_a_typed_error_with_the_verifier_log_and_leaves_nothing() {
     let _g = serial();
-    if !precondition() {
+    let Some(before) = precondition() else {
         return;
-    }
+    };
     let mut elf = bbr3::object_bytes().to_vec();
     let (off, _) = elf_section(&elf, "struct_ops").expect("a struct_ops code section");
     // First instruction of the section's first program: an opcode that
@@ -280,6 +283,6 @@ fn a_refused_load_is_a_typed_error_with_the_verifier_log_and_leaves_nothing() {
         other => panic!("expected Refused, got {other:?}"),
     }
     assert!(err.to_string().contains("verifier refused"), "{err}");
-    assert_nothing_left();
+    assert_nothing_left(&before);
     assert!(pin::pinned().is_empty());
 }
