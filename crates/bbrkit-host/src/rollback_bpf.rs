@@ -79,6 +79,11 @@ pub fn unregister(name: &str, a: &mut Action) -> bool {
         Ok(_) => {
             a.action = "unregistered".into();
             a.detail = format!("pin {} removed", bpfcc::pin_path(name).display());
+            if !wait_gone(name) {
+                a.detail.push_str(&format!(
+                    "; still listed after {UNREGISTER_WAIT_MS} ms (another process holds a link)"
+                ));
+            }
             false
         }
         Err(e) => {
@@ -87,6 +92,25 @@ pub fn unregister(name: &str, a: &mut Action) -> bool {
             true
         }
     }
+}
+
+/// How long rollback waits for the kernel to drop an unpinned name: the
+/// last reference to a link goes through a workqueue (`bpf_link_put`), so
+/// the name leaves `tcp_available_congestion_control` a moment after the
+/// pin is removed.
+const UNREGISTER_WAIT_MS: u64 = 2000;
+
+fn wait_gone(name: &str) -> bool {
+    for _ in 0..UNREGISTER_WAIT_MS / 20 {
+        if !sysctl::read_list("net.ipv4.tcp_available_congestion_control")
+            .iter()
+            .any(|a| a == name)
+        {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
 }
 
 /// `local -> remote (cc)` of connections on those of `ccs` that are no
