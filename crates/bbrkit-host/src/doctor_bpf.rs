@@ -223,7 +223,7 @@ fn stuck(v: &BpfView, out: &mut Vec<Finding>) {
             .iter()
             .filter(|r| !r.lingering_maps.is_empty())
         {
-            ev.push(format!("{}: struct_ops map(s) {:?} unregistered, kept alive by these connections (TOBEFREE)", r.cc, r.lingering_maps));
+            ev.push(format!("{}: struct_ops map(s) {:?} of that name no longer registered but still alive (held by connections or by a namespace's default)", r.cc, r.lingering_maps));
         }
         out.push(finding(
             "bpf_stuck_connections",
