@@ -2,6 +2,8 @@
 //!
 //! Owns the wording of every failure the library can report. Must never hide
 //! the cause: each variant carries the path, errno or byte offset involved.
+//! An OS error is the `source`, never also part of the message, so `{:#}`
+//! and [`error_chain`] name it once, after the wording.
 
 use std::path::PathBuf;
 
@@ -9,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum DiagError {
     /// The `NETLINK_SOCK_DIAG` socket could not be opened, bound or used.
-    #[error("sock_diag netlink: {context}: {source}")]
+    #[error("sock_diag netlink: {context}")]
     Netlink {
         /// What was being done (`open socket`, `send dump request`, ...).
         context: &'static str,
@@ -18,7 +20,7 @@ pub enum DiagError {
         source: std::io::Error,
     },
     /// The kernel answered a dump request with an error (`NLMSG_ERROR`).
-    #[error("sock_diag dump of {family} sockets refused by the kernel: {source}")]
+    #[error("sock_diag dump of {family} sockets refused by the kernel")]
     Kernel {
         /// `IPv4` or `IPv6`.
         family: &'static str,
@@ -47,7 +49,7 @@ pub enum DiagError {
         got: usize,
     },
     /// A counters file under `/proc` could not be read.
-    #[error("reading {}: {source}", path.display())]
+    #[error("reading {}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -68,4 +70,53 @@ pub enum DiagError {
     /// A user-supplied name (TCP state, metric name) is not valid.
     #[error("{0}")]
     Invalid(String),
+}
+
+/// `error` and each of its causes, joined by `": "` (what `anyhow`'s `{:#}`
+/// prints), for reports that carry an error as text.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(errno: i32) -> std::io::Error {
+        std::io::Error::from_raw_os_error(errno)
+    }
+
+    #[test]
+    fn every_chain_names_the_os_error_once() {
+        let errors = [
+            DiagError::Netlink {
+                context: "open socket",
+                source: os(libc::EACCES),
+            },
+            DiagError::Kernel {
+                family: "IPv4",
+                source: os(libc::EPERM),
+            },
+            DiagError::Read {
+                path: "/proc/net/snmp".into(),
+                source: os(libc::ENOENT),
+            },
+        ];
+        for e in &errors {
+            let chain = error_chain(e);
+            assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+            assert!(chain.starts_with(&e.to_string()), "{chain}");
+        }
+        assert_eq!(
+            error_chain(&errors[2]),
+            "reading /proc/net/snmp: No such file or directory (os error 2)"
+        );
+    }
 }

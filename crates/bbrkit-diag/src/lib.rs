@@ -49,6 +49,7 @@
 
 #![warn(missing_docs)]
 
+pub mod algorithms;
 mod bbr_info;
 mod census;
 mod error;
@@ -65,7 +66,7 @@ pub mod wire;
 
 pub use bbr_info::{BbrInfo, BbrV3Model};
 pub use census::{Filter, census, census_each, dump_raw};
-pub use error::DiagError;
+pub use error::{DiagError, error_chain};
 pub use probe::probe_bbr_info;
 pub use socket::{Family, Socket};
 pub use state::{StateSet, TcpState};

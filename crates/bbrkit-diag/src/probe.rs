@@ -9,11 +9,9 @@
 //! leave anything behind: the socket is unbound, unconnected and closed on
 //! return.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 
 use crate::BbrInfo;
-
-const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 
 /// The `tcp_bbr_info` the kernel's `bbr` reports on a fresh socket, or `None`
 /// when BBR is not available (not built in, module not loaded), the caller
@@ -21,32 +19,16 @@ const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 /// the kernel returns no BBR info. Only the layout (`len`, `version()`) is
 /// meaningful: the model of an unconnected socket is all zeros.
 pub fn probe_bbr_info() -> Option<BbrInfo> {
-    let available = std::fs::read_to_string(AVAILABLE).ok()?;
-    if !available.split_whitespace().any(|cc| cc == "bbr") {
+    if !crate::algorithms::available()
+        .ok()?
+        .iter()
+        .any(|cc| cc == "bbr")
+    {
         return None;
     }
-    // SAFETY: socket(2) with constant arguments; the result is checked and
-    // owned by `fd`, which closes it.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` is a fresh descriptor owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let name = b"bbr";
-    // SAFETY: a valid pointer/length pair for the option value.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    sock.set_tcp_congestion(b"bbr").ok()?;
+    let fd = sock.as_fd();
     let mut buf = [0u8; 128];
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: `buf` is writable for `len` bytes and the kernel writes at most
@@ -75,9 +57,8 @@ mod tests {
     /// layout the BBR parser knows; otherwise it says nothing.
     #[test]
     fn probe_matches_what_this_kernel_offers() {
-        let available = std::fs::read_to_string(AVAILABLE).unwrap_or_default();
-        let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
-            .unwrap_or_default();
+        let available = crate::algorithms::available().unwrap().join(" ");
+        let allowed = crate::algorithms::allowed().unwrap().join(" ");
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let offered = available.split_whitespace().any(|c| c == "bbr")

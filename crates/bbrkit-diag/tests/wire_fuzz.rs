@@ -1,6 +1,7 @@
 //! Property tests: the wire parser never panics, whatever the bytes (random
 //! buffers, and the captured kernel answer with random bytes overwritten or
-//! cut). A failure prints proptest's seed and the minimal failing input.
+//! cut). A failure prints the seed (`BBRKIT_TEST_SEED` replays it) and the
+//! minimal failing input.
 
 use bbrkit_diag::wire;
 use proptest::prelude::*;
@@ -16,8 +17,24 @@ fn parse(buf: &[u8]) -> Result<usize, bbrkit_diag::DiagError> {
     Ok(n)
 }
 
+/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else the
+/// clock); the seed is printed, so a failing run shows how to replay it.
+fn seeded(cases: u32) -> ProptestConfig {
+    let seed = std::env::var("BBRKIT_TEST_SEED").map_or_else(
+        |_| std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64,
+        |s| s.parse().expect("BBRKIT_TEST_SEED: a u64"),
+    );
+    eprintln!("proptest seed: BBRKIT_TEST_SEED={seed}");
+    let rng_seed = proptest::test_runner::RngSeed::Fixed(seed);
+    ProptestConfig {
+        cases,
+        rng_seed,
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(seeded(512))]
 
     #[test]
     fn random_bytes_never_panic(buf in proptest::collection::vec(any::<u8>(), 0..2048)) {

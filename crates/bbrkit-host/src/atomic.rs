@@ -2,6 +2,10 @@
 //! fsync it, rename it over the target, fsync the directory. A reader (or a
 //! reboot) sees the old file or the new one, never a torn one. Never follows
 //! a symlink at the target: a symlink is replaced, not written through.
+//!
+//! bbrkit's one atomic writer: the host commands' files and the before-image,
+//! and the CLI's output files (`metrics --textfile`, `lab --out`, `sim
+//! --timeseries`, which streams into [`temp_path`] and ends with [`commit`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -26,14 +30,35 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The directory holding `path` (`.` for a bare file name).
 fn parent(path: &Path) -> io::Result<&Path> {
-    path.parent()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))
+    match path.parent() {
+        Some(p) if p.as_os_str().is_empty() => Ok(Path::new(".")),
+        Some(p) => Ok(p),
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "path has no parent",
+        )),
+    }
+}
+
+/// Makes the fully written temporary file `tmp` (open as `file`) durable
+/// and renames it over `path`, then fsyncs the directory so the rename is
+/// durable too. Removes `tmp` when it fails.
+pub fn commit(file: File, tmp: &Path, path: &Path) -> io::Result<()> {
+    let result = file
+        .sync_all()
+        .and_then(|()| fs::rename(tmp, path))
+        .and_then(|()| sync_dir(parent(path)?));
+    if result.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    result
 }
 
 /// Atomically replaces `path` with `bytes` and permission bits `mode`.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let dir = parent(path)?;
+    parent(path)?; // the directory the rename happens in
     let tmp = temp_path(path);
     let _ = fs::remove_file(&tmp);
     let mut f = OpenOptions::new()
@@ -41,24 +66,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         .create_new(true)
         .mode(mode)
         .open(&tmp)?;
-    let result = (|| {
-        f.write_all(bytes)?;
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
-        f.sync_all()
-    })();
+    let result = f
+        .write_all(bytes)
+        .and_then(|()| f.set_permissions(fs::Permissions::from_mode(mode)))
+        .and_then(|()| f.sync_all());
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
-    drop(f);
     crate::crash_point(&format!(
         "temp-written:{}",
         path.file_name()
             .map(|n| n.to_string_lossy())
             .unwrap_or_default()
     ));
-    fs::rename(&tmp, path)?;
-    sync_dir(dir)
+    commit(f, &tmp, path)
 }
 
 /// Atomically replaces `path` with a symlink to `target`.

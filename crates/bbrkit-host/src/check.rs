@@ -54,7 +54,7 @@ pub fn bpf_support() -> BpfSupport {
 pub fn inspect(root: &Root) -> CheckReport {
     let (interfaces, interfaces_error) = match qdisc::list() {
         Ok(l) => (l, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        Err(e) => (Vec::new(), Some(bbrkit_diag::error_chain(&e))),
     };
     CheckReport {
         kernel: kernel::gather(root),

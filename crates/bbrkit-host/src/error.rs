@@ -1,5 +1,7 @@
 //! Typed errors of `bbrkit-host`. Every variant names what failed and why in
-//! one line, so the CLI can print `bbrkit: <error>` and exit 2.
+//! one line, so the CLI can print `bbrkit: <error>` and exit 2. An OS error
+//! is the `source`, never also part of the message, so `{:#}` and
+//! [`bbrkit_diag::error_chain`] name it once, after the wording.
 
 use std::path::PathBuf;
 
@@ -15,7 +17,7 @@ pub enum HostError {
         reason: String,
     },
     /// A file or directory could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{}", path.display())]
     Io {
         /// The file involved.
         path: PathBuf,
@@ -51,6 +53,15 @@ pub enum HostError {
     /// missing kernel feature, the verifier's refusal, another holder).
     #[error("{0}")]
     Bpf(String),
+    /// Another `enable` or `rollback` holds the host lock and did not
+    /// finish in time.
+    #[error("{path}: locked by {holder}; try again when it has finished")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it (`pid 123 (enable)`).
+        holder: String,
+    },
     /// The before-image is unreadable or corrupt.
     #[error("before-image {path}: {reason}")]
     State {
@@ -68,5 +79,20 @@ impl HostError {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_os_error_is_the_source_and_named_once() {
+        let e = HostError::io("/etc/x", std::io::Error::from_raw_os_error(libc::EACCES));
+        assert_eq!(e.to_string(), "/etc/x");
+        assert_eq!(
+            bbrkit_diag::error_chain(&e),
+            "/etc/x: Permission denied (os error 13)"
+        );
     }
 }

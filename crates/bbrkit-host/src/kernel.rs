@@ -307,8 +307,8 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
         builtin: std::fs::read_to_string(dir.join("modules.builtin")).ok(),
         dir,
     };
-    let available_cc = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
-    let allowed_cc = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
+    let available_cc = bbrkit_diag::algorithms::available().unwrap_or_default();
+    let allowed_cc = bbrkit_diag::algorithms::allowed().unwrap_or_default();
     let bbr = feature(
         "bbr",
         "CONFIG_TCP_CONG_BBR",

@@ -33,6 +33,7 @@ pub mod env;
 mod error;
 pub mod facts;
 pub mod kernel;
+pub mod lock;
 mod netlink;
 pub mod netns;
 pub mod precedence;

@@ -285,7 +285,25 @@ fn overridden_lists_earlier_assignments() {
     }
 }
 
+/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else the
+/// clock); the seed is printed, so a failing run shows how to replay it.
+fn seeded(cases: u32) -> proptest::test_runner::Config {
+    let seed = std::env::var("BBRKIT_TEST_SEED").map_or_else(
+        |_| std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64,
+        |s| s.parse().expect("BBRKIT_TEST_SEED: a u64"),
+    );
+    eprintln!("proptest seed: BBRKIT_TEST_SEED={seed}");
+    let rng_seed = proptest::test_runner::RngSeed::Fixed(seed);
+    proptest::test_runner::Config {
+        cases,
+        rng_seed,
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 proptest::proptest! {
+    #![proptest_config(seeded(256))]
+
     /// Formatting never changes meaning: leading/trailing whitespace, tabs
     /// around `=`, `/` separators, a `-` prefix and interleaved comments all
     /// parse to the same key and normalised value.

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::atomic;
+use crate::lock::{self, HostLock};
 use crate::qdisc::{self, Class};
 use crate::state::{self, Prior};
 use crate::{HostError, KEY_QDISC, Root, sysctl};
@@ -185,8 +186,31 @@ pub struct Plan {
 
 /// Restores the before-image: [`plan`], then [`apply`]. `no_apply`
 /// restores files only.
+///
+/// Runs under the host lock ([`HostLock`], waiting up to [`lock::WAIT`]);
+/// the plan applied is made under it. With no before-image and no
+/// permission to take the lock, there is nothing to do and it says so.
 pub fn run(root: &Root, dry_run: bool, no_apply: bool) -> Result<RollbackReport, HostError> {
-    apply(root, plan(root, dry_run, no_apply)?)
+    let first = plan(root, dry_run, no_apply)?;
+    if dry_run {
+        return Ok(first.report);
+    }
+    let mut lock = match HostLock::acquire(root, "rollback", lock::WAIT) {
+        Ok(l) => l,
+        Err(HostError::Permission(_)) if first.report.nothing_to_roll_back => {
+            return Ok(first.report);
+        }
+        Err(e) => return Err(e),
+    };
+    let plan = plan(root, dry_run, no_apply)?;
+    for s in &plan.steps {
+        if let Step::Discard { created_dirs } = s {
+            lock.remove_on_release(created_dirs.iter().map(|d| root.path(d)));
+        }
+    }
+    let report = apply(root, plan);
+    drop(lock);
+    report
 }
 
 /// Decides what `rollback` would restore. Reads the image, the files,
@@ -476,7 +500,7 @@ fn recreate(ifindex: u32, kind: &str, now: &str, restore: Option<&str>) -> (&'st
                 "restored",
                 format!("root re-created from default_qdisc {kind}"),
             ),
-            Err(e) => ("failed", e.to_string()),
+            Err(e) => ("failed", bbrkit_diag::error_chain(&e)),
         };
     };
     match recreate_under(ifindex, kind, after) {

@@ -131,7 +131,7 @@ pub fn established_sockets() -> Result<Vec<Established>, String> {
     };
     bbrkit_diag::census(&filter)
         .map(|v| v.iter().filter_map(Established::from_socket).collect())
-        .map_err(|e| e.to_string())
+        .map_err(|e| bbrkit_diag::error_chain(&e))
 }
 
 /// Runs every check. `cc` overrides the expected algorithm (default: the
@@ -174,7 +174,7 @@ pub fn run_with(
     })
 }
 
-/// 1. The sysctl.
+/// Check 1: the sysctl.
 fn check_sysctl(facts: &kernel::KernelFacts, expected: &str) -> Check {
     let cur = facts
         .current_cc
@@ -190,7 +190,7 @@ fn check_sysctl(facts: &kernel::KernelFacts, expected: &str) -> Check {
     )
 }
 
-/// 2. The algorithm is there (built in counts).
+/// Check 2: the algorithm is there (built in counts).
 fn check_available(facts: &kernel::KernelFacts, expected: &str) -> Check {
     let listed = facts.available_cc.iter().any(|c| c == expected);
     let how = if expected == "bbr" {
@@ -214,8 +214,8 @@ fn check_available(facts: &kernel::KernelFacts, expected: &str) -> Check {
     )
 }
 
-/// 3. Live sockets by algorithm: the check, the count per algorithm and
-///    the sockets on another one.
+/// Live sockets by algorithm (check 3): the check, the count per algorithm and
+/// the sockets on another one.
 fn check_sockets(
     established: Result<Vec<Established>, String>,
     expected: &str,
@@ -287,7 +287,7 @@ fn sockets_detail(by_cc: &BTreeMap<String, usize>, old: &[OldSocket]) -> String 
     )
 }
 
-/// 4. The default qdisc bbrkit's file sets, and every interface's root qdisc.
+/// Check 4: the default qdisc bbrkit's file sets, and every interface's root qdisc.
 fn check_qdiscs(root: &Root, facts: &kernel::KernelFacts) -> Vec<Check> {
     let mut checks = Vec::new();
     let absent = |q: &str| {
@@ -322,7 +322,7 @@ fn check_qdiscs(root: &Root, facts: &kernel::KernelFacts) -> Vec<Check> {
             "qdisc",
             "unreadable",
             "readable",
-            e.to_string(),
+            bbrkit_diag::error_chain(&e),
         )),
     }
     checks
@@ -373,7 +373,7 @@ fn check_interface(i: &qdisc::InterfaceQdisc, default: Option<&str>, fq_absent: 
     check("qdisc", ok, &key, eff, expected_kind, detail)
 }
 
-/// 5. Persistence: the value that wins at boot under each loader.
+/// Check 5: persistence, the value that wins at boot under each loader.
 fn check_boot(
     root: &Root,
     facts: &kernel::KernelFacts,

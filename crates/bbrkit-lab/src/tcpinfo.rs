@@ -7,7 +7,7 @@
 
 use std::io;
 use std::mem::{size_of, zeroed};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 
 use serde::Serialize;
 
@@ -68,42 +68,15 @@ pub fn sample(sock: &impl AsRawFd, t_s: f64) -> io::Result<TcpSample> {
 }
 
 /// Sets `TCP_CONGESTION` of `sock` to `name`.
-pub fn set_congestion(sock: &impl AsRawFd, name: &str) -> io::Result<()> {
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+pub fn set_congestion(sock: &impl AsFd, name: &str) -> io::Result<()> {
+    socket2::SockRef::from(sock).set_tcp_congestion(name.as_bytes())
 }
 
 /// Reads `TCP_CONGESTION` of `sock`.
-pub fn congestion(sock: &impl AsRawFd) -> io::Result<String> {
-    let mut buf = [0u8; 16];
-    let mut len = buf.len() as libc::socklen_t;
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let s = &buf[..len as usize];
-    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    Ok(String::from_utf8_lossy(&s[..end]).into_owned())
+pub fn congestion(sock: &impl AsFd) -> io::Result<String> {
+    let name = socket2::SockRef::from(sock).tcp_congestion()?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Ok(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
 /// CPU time consumed so far by the calling thread, in seconds.
@@ -119,10 +92,8 @@ pub fn thread_cpu_s() -> f64 {
 
 /// Congestion-control algorithms the kernel offers.
 pub fn available_algorithms() -> io::Result<Vec<String>> {
-    Ok(
-        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")?
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
-    )
+    bbrkit_diag::algorithms::available().map_err(|e| match e {
+        bbrkit_diag::DiagError::Read { source, .. } => source,
+        e => io::Error::other(e.to_string()),
+    })
 }

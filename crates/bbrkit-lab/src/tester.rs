@@ -172,7 +172,7 @@ fn accept_timeout(listener: &TcpListener, timeout: Duration) -> Result<(TcpStrea
     }
 }
 
-fn set_cc(sock: &impl std::os::fd::AsRawFd, cc: &str) -> Result<()> {
+fn set_cc(sock: &impl std::os::fd::AsFd, cc: &str) -> Result<()> {
     tcpinfo::set_congestion(sock, cc).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => LabError::UnknownAlgorithm {
             wanted: cc.to_string(),

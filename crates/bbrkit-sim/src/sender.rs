@@ -19,7 +19,7 @@
 //! Pacing follows Linux's EDT model (`tcp_update_skb_after_send`): a burst of
 //! `tso_segs` segments leaves when `now >= wstamp`, then `wstamp` advances by
 //! its payload length at `pacing_rate` (not for the first 10 segments).
-//! RACK, the recovery states, PRR and the RTO live in [`recovery`].
+//! RACK, the recovery states, PRR and the RTO live in `recovery`.
 //! Owns the flow's sequence space; must never read a clock or randomness
 //! other than what the simulation passes in.
 

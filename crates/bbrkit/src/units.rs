@@ -1,6 +1,7 @@
 //! Human units on the command line: rates (`100mbit`), durations (`10ms`),
 //! fractions (`2%`, `0.02`), sizes (`64kb`, `100pkt`, `1bdp`) and
-//! comma-separated lists of any of them.
+//! comma-separated lists of any of them; and the one formatter of rates
+//! in human output ([`rate`]).
 //!
 //! Rate suffixes follow `tc(8)`: `bit`, `kbit`, `mbit`, `gbit`, `tbit` are bits
 //! per second (powers of 1000); `bps`, `kbps`, `mbps`, `gbps` are *bytes* per
@@ -162,9 +163,42 @@ pub fn parse_list<T>(
     items.into_iter().map(item).collect()
 }
 
+/// A rate in bits per second for people, with 3–4 significant digits:
+/// `4.70 Gbit/s`, `190.7 Gbit/s`, `959.6 Mbit/s`, `7.9 Mbit/s`,
+/// `12.0 kbit/s`, `500 bit/s`. Every table (`lab`, `sim`, `conns`) uses it.
+pub fn rate(bps: f64) -> String {
+    if bps >= 10e9 {
+        format!("{:.1} Gbit/s", bps / 1e9)
+    } else if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.1} Mbit/s", bps / 1e6)
+    } else if bps >= 1e3 {
+        format!("{:.1} kbit/s", bps / 1e3)
+    } else {
+        format!("{bps:.0} bit/s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_for_people() {
+        let cases = [
+            (4.7e9, "4.70 Gbit/s"),
+            (190.72e9, "190.7 Gbit/s"),
+            (959.6e6, "959.6 Mbit/s"),
+            (7.9e6, "7.9 Mbit/s"),
+            (12e3, "12.0 kbit/s"),
+            (500.0, "500 bit/s"),
+            (0.0, "0 bit/s"),
+        ];
+        for (bps, text) in cases {
+            assert_eq!(rate(bps), text);
+        }
+    }
 
     #[test]
     fn rates() {

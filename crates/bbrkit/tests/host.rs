@@ -6,9 +6,11 @@
 //! initial namespace's sysctls are never touched. The congestion-control
 //! sysctl is per namespace; `net.core.*` globals are read-only there.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -408,11 +410,15 @@ fn verify_names_sockets_created_before_the_switch() {
 #[ignore = "needs root"]
 fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
     const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("crash test seed: {seed}");
+    // BBRKIT_TEST_SEED replays a run; the seed is printed (shown on failure).
+    let seed = match std::env::var("BBRKIT_TEST_SEED") {
+        Ok(s) => s.parse().expect("BBRKIT_TEST_SEED: a u64"),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    };
+    eprintln!("crash test seed: BBRKIT_TEST_SEED={seed}");
     in_netns(move || {
         let mut rng = seed | 1;
         let mut next = move || {
@@ -504,19 +510,8 @@ fn no_permission_is_exit_2_and_writes_nothing() {
     let original = snapshot(dir.path());
     let r2 = root.clone();
     in_netns(move || {
-        let as_nobody = |args: &[&str]| {
-            let mut c = Command::new(BIN);
-            c.args(args);
-            unsafe {
-                c.pre_exec(|| {
-                    if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-            c.output().unwrap()
-        };
+        let nobody = common::NobodyBin::new();
+        let as_nobody = |args: &[&str]| nobody.command().args(args).output().unwrap();
         let out = as_nobody(&["enable", "--root", &r2]);
         assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
         let err = stderr(&out);
@@ -819,4 +814,111 @@ fn doctor_finds_namespaces_that_kept_another_default() {
         "{f}"
     );
     assert_eq!(code(&out), 1);
+}
+
+// ---- one state-changing host command at a time (the host lock) ----
+
+/// Several `enable --tune` started at once in one namespace: each either
+/// succeeds or is refused with one `bbrkit: ... locked by pid N (...)`
+/// line, and rollback still restores the original byte for byte.
+#[test]
+#[ignore = "needs root"]
+fn concurrent_enables_succeed_or_are_refused_cleanly_and_rollback_stays_exact() {
+    in_netns(|| {
+        for round in 0..5 {
+            let dir = fixture("# stock\n");
+            let root = root_str(&dir);
+            let original = snapshot(dir.path());
+            sysctl_set(CC, "reno");
+            let children: Vec<_> = (0..6)
+                .map(|_| {
+                    Command::new(BIN)
+                        .args(["enable", "--tune", "--root", &root])
+                        .env_remove("BBRKIT_TEST_CRASH_AT")
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            let mut changed = 0;
+            for c in children {
+                let out = c.wait_with_output().unwrap();
+                let err = stderr(&out);
+                match code(&out) {
+                    0 => changed += usize::from(!stdout(&out).contains("nothing to change")),
+                    2 => assert!(
+                        err.lines().count() == 1
+                            && err.starts_with("bbrkit: ")
+                            && err.contains("locked by pid"),
+                        "round {round}: {err}"
+                    ),
+                    c => panic!("round {round}: exit {c}: {}{err}", stdout(&out)),
+                }
+            }
+            assert_eq!(
+                changed, 1,
+                "round {round}: exactly one run changes the host"
+            );
+            assert_eq!(sysctl_get(CC), "bbr");
+            let out = bbrkit(&["rollback", "--root", &root]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert_eq!(snapshot(dir.path()), original, "round {round}");
+            assert!(!dir.path().join("var").exists(), "round {round}: var left");
+            assert_eq!(sysctl_get(CC), "reno");
+        }
+    });
+}
+
+/// A holder that does not finish: `enable` and `rollback` wait, then refuse
+/// in one line naming it, and write nothing.
+#[test]
+fn a_held_lock_is_refused_after_a_wait_naming_its_holder() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let state = dir.path().join("var/lib/bbrkit");
+    std::fs::create_dir_all(&state).unwrap();
+    // What a holder does: flock the root directory, name itself in the file.
+    std::fs::write(state.join("lock"), "4242 fleet-cron\n").unwrap();
+    let lock = std::fs::File::open(dir.path()).unwrap();
+    lock.lock().unwrap();
+    let original = snapshot(dir.path());
+    let started = std::time::Instant::now();
+    for cmd in ["enable", "rollback"] {
+        let out = bbrkit(&[cmd, "--no-apply", "--root", &root]);
+        assert_eq!(code(&out), 2, "{cmd}: {}{}", stdout(&out), stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("bbrkit: ") && err.contains("lock: locked by pid 4242 (fleet-cron)"),
+            "{err}"
+        );
+    }
+    assert!(started.elapsed() >= std::time::Duration::from_secs(20));
+    assert_eq!(snapshot(dir.path()), original);
+}
+
+/// Every error names its OS error once (the cause is the error's source,
+/// not also part of its message), as the lab's errors do.
+#[test]
+fn os_errors_are_named_once() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    // A before-image that cannot be read: a directory in its place.
+    std::fs::create_dir_all(dir.path().join("var/lib/bbrkit/before-image.json")).unwrap();
+    for args in [
+        &["rollback", "--root", &root][..],
+        &["enable", "--no-apply", "--root", &root][..],
+    ] {
+        let out = bbrkit(args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("before-image.json: Is a directory"), "{err}");
+        assert_eq!(
+            err.matches("os error").count(),
+            1,
+            "the OS error once: {err}"
+        );
+    }
 }

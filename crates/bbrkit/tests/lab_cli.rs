@@ -2,6 +2,8 @@
 //! and SIGKILL (+ `--cleanup`) leave nothing behind. Root tests run the real
 //! binary; its labs live in namespaces it creates and removes.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -473,17 +475,12 @@ fn unknown_algorithm_is_a_clear_error() {
 #[test]
 #[ignore = "needs root"]
 fn non_root_is_refused() {
-    let mut cmd = bbrkit();
-    cmd.args(["lab", "--runs", "1"]);
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let o = cmd.output().unwrap();
+    let nobody = common::NobodyBin::new();
+    let o = nobody
+        .command()
+        .args(["lab", "--runs", "1"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.starts_with("bbrkit: ") && e.contains("root"), "{e}");

@@ -202,7 +202,7 @@ fn recreate_qdiscs(report: &mut EnableReport, target: &str, listed: &[InterfaceQ
                 }
                 Err(e) => {
                     a.action = "failed".into();
-                    a.detail = e.to_string();
+                    a.detail = bbrkit_diag::error_chain(&e);
                     problem = true;
                 }
             }

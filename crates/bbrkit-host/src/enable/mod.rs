@@ -10,6 +10,7 @@
 //! before-image and makes the changes ([`Step`]s) in order. [`run`] is the
 //! two together.
 
+use crate::lock::{self, HostLock};
 use crate::{HostError, Root, kernel};
 
 mod apply;
@@ -46,7 +47,22 @@ pub fn validate_cc(facts: &kernel::KernelFacts, cc: &str) -> Result<(), HostErro
     })
 }
 
-/// Runs `enable` (or its dry run): [`plan`], then [`apply`].
+/// Runs `enable` (or its dry run): [`plan`], then [`apply`] under the host
+/// lock ([`HostLock`], waiting up to [`lock::WAIT`]). The first plan only
+/// checks the options and permissions before the lock is taken; the plan
+/// applied is made again under the lock, from the host as the previous
+/// holder left it.
 pub fn run(root: &Root, opts: &Options) -> Result<EnableReport, HostError> {
-    apply(root, plan(root, opts)?)
+    let first = plan(root, opts)?;
+    if opts.dry_run {
+        return Ok(first.report);
+    }
+    let lock = HostLock::acquire(root, "enable", lock::WAIT)?;
+    let mut plan = plan(root, opts)?;
+    let mut dirs = lock.created_dirs().to_vec();
+    dirs.append(&mut plan.created_dirs);
+    plan.created_dirs = dirs;
+    let report = apply(root, plan);
+    drop(lock);
+    report
 }

@@ -153,7 +153,7 @@ pub fn loss_threshold(loss: f64) -> u64 {
 
 /// The data program: count, drop with probability `threshold / 2³²`, else
 /// forward to the egress of `to_ifindex`: as an unowned clone when
-/// `queued` (a `tbf` there holds frames; see [`clone_to`]), else the frame
+/// `queued` (a `tbf` there holds frames; see `clone_to`), else the frame
 /// itself (it crosses without waiting, as on a plain veth, and a clone
 /// would cost ~15% of the no-impairment throughput on 2 cores).
 pub fn data_program(map_fd: i32, threshold: u64, to_ifindex: u32, queued: bool) -> Vec<Insn> {

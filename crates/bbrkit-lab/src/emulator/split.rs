@@ -252,7 +252,7 @@ impl KernelPath {
     }
 
     /// Removes the programs and the `tbf` and returns the account (see
-    /// [`account`]).
+    /// `account`).
     pub fn finish(mut self) -> Result<KernelAccount> {
         self.links.clear();
         let (seen, lost) = self

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use bbrkit_host::Root;
+use bbrkit_host::check::CheckReport;
 
-use crate::{Global, Outcome, print_json};
+use crate::{Global, Outcome, emit, print_json};
 
 /// Arguments of `bbrkit check`.
 #[derive(Debug, clap::Args)]
@@ -21,11 +22,28 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let r = bbrkit_host::check::inspect(&root);
     if global.json {
         print_json(&r)?;
-        return Ok(Outcome::Ok);
+    } else {
+        let mut out = Lines::default();
+        kernel_lines(&r, &mut out);
+        environment_lines(&r, &mut out);
+        emit(&out.0)?;
     }
+    Ok(Outcome::Ok)
+}
+
+/// The human output, one `label   text` line at a time.
+#[derive(Default)]
+struct Lines(String);
+
+impl Lines {
+    fn line(&mut self, label: &str, text: String) {
+        self.0.push_str(&format!("{label:<16}{text}\n"));
+    }
+}
+
+fn kernel_lines(r: &CheckReport, out: &mut Lines) {
     let k = &r.kernel;
-    let e = &r.environment;
-    let line = |label: &str, text: String| println!("{label:<16}{text}");
+    let mut line = |label: &str, text: String| out.line(label, text);
     line(
         "kernel",
         format!(
@@ -77,7 +95,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         "bbr version",
         format!("{}{which} ({})", k.bbr_version, k.bbr_version_evidence),
     );
-    bpf_lines(&r.bpf, &line);
+    bpf_lines(&r.bpf, &mut line);
     for q in &k.qdiscs {
         let mut text = format!("{} ({})", q.provision.word(), q.evidence.join("; "));
         if q.name == "fq" && q.provision == bbrkit_host::kernel::Provision::Absent {
@@ -92,6 +110,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             None => "absent in this network namespace: the host's setting applies".into(),
         },
     );
+}
+
+fn environment_lines(r: &CheckReport, out: &mut Lines) {
+    let e = &r.environment;
+    let mut line = |label: &str, text: String| out.line(label, text);
     for i in &r.interfaces {
         line(
             &format!("iface {}", i.name),
@@ -148,12 +171,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             e.proc_sys_evidence
         ),
     );
-    Ok(Outcome::Ok)
 }
 
 /// What bbrkit's BPF bbr3 needs here, one requirement per line, and
 /// whether it is registered now.
-fn bpf_lines(b: &bbrkit_host::check::BpfSupport, line: &dyn Fn(&str, String)) {
+fn bpf_lines(b: &bbrkit_host::check::BpfSupport, line: &mut dyn FnMut(&str, String)) {
     use bbrkit_host::bpfcc::FeatureId;
     line(
         "bbr3 (BPF)",

@@ -55,9 +55,6 @@ pub fn parse_states(text: &str) -> Result<StateSet, String> {
     Ok(set)
 }
 
-/// The kernel's registered algorithms, from which every socket's comes.
-const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
-
 /// Refuses a `--cc` that no socket can have: a name the kernel has not
 /// registered (a typo such as `bbr2`). Skipped when the list cannot be read.
 fn check_cc(cc: &str, available: Option<&str>) -> anyhow::Result<()> {
@@ -79,7 +76,13 @@ fn check_cc(cc: &str, available: Option<&str>) -> anyhow::Result<()> {
 /// Runs `bbrkit conns`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if let Some(cc) = &args.cc {
-        check_cc(cc, std::fs::read_to_string(AVAILABLE).ok().as_deref())?;
+        check_cc(
+            cc,
+            bbrkit_diag::algorithms::available()
+                .ok()
+                .map(|a| a.join(" "))
+                .as_deref(),
+        )?;
     }
     let filter = Filter {
         states: args.state,
@@ -297,15 +300,10 @@ fn bbr_json(b: &BbrInfo) -> BbrJson {
     }
 }
 
-/// Human rate: `12.3Gbit/s` from bytes per second.
+/// [`crate::units::rate`] of bytes per second, without the space (a
+/// column): `12.0Gbit/s`.
 fn rate(bytes_per_second: u64) -> String {
-    let b = bits(bytes_per_second) as f64;
-    for (scale, unit) in [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")] {
-        if b >= scale {
-            return format!("{:.1}{unit}", b / scale);
-        }
-    }
-    format!("{b:.0}bit/s")
+    crate::units::rate(bits(bytes_per_second) as f64).replace(' ', "")
 }
 
 fn ms(us: Option<f64>) -> String {
@@ -569,5 +567,6 @@ mod tests {
         assert_eq!(rate(0), "0bit/s");
         assert_eq!(rate(125_000), "1.0Mbit/s");
         assert_eq!(rate(1_500_000_000), "12.0Gbit/s");
+        assert_eq!(rate(250_000_000), "2.00Gbit/s");
     }
 }

@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
-use bbrkit_host::doctor::Level;
+use std::fmt::Write as _;
 
-use crate::{Global, Outcome, print_json};
+use bbrkit_host::Root;
+use bbrkit_host::doctor::{DoctorReport, Level};
+
+use crate::{Global, Outcome, emit, print_json};
 
 /// Arguments of `bbrkit doctor`.
 #[derive(Debug, clap::Args)]
@@ -27,10 +29,16 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     };
     if global.json {
         print_json(&r)?;
-        return Ok(outcome);
+    } else {
+        emit(&render(&r))?;
     }
+    Ok(outcome)
+}
+
+fn render(r: &DoctorReport) -> String {
+    let mut out = String::new();
     if r.findings.is_empty() {
-        println!("no findings");
+        out.push_str("no findings\n");
     }
     for f in &r.findings {
         let level = match f.level {
@@ -38,11 +46,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             Level::Warning => "WARNING",
             Level::Error => "ERROR",
         };
-        println!("{level} [{}] {}", f.id, f.title);
+        let _ = writeln!(out, "{level} [{}] {}", f.id, f.title);
         for e in &f.evidence {
-            println!("    evidence: {e}");
+            let _ = writeln!(out, "    evidence: {e}");
         }
-        println!("    fix: {}", f.fix);
+        let _ = writeln!(out, "    fix: {}", f.fix);
     }
-    Ok(outcome)
+    out
 }

@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 
 use bbrkit_host::Root;
-use bbrkit_host::enable::{Options, QdiscChoice, RuntimeStatus};
+use std::fmt::Write as _;
 
-use crate::{Global, Outcome, print_json};
+use bbrkit_host::enable::{BootWinner, EnableReport, Options, QdiscChoice, RuntimeStatus};
+
+use crate::{Global, Outcome, emit, print_json};
 
 /// `--qdisc` values.
 #[derive(Debug, Clone, Copy)]
@@ -83,8 +85,15 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     };
     if global.json {
         print_json(&r)?;
-        return Ok(outcome);
+    } else {
+        emit(&render(&r))?;
     }
+    Ok(outcome)
+}
+
+/// The human lines: keys, notes, the file, boot winners, interfaces, outcome.
+fn render(r: &EnableReport) -> String {
+    let mut out = String::new();
     let tag = if r.dry_run { "dry run: " } else { "" };
     for k in &r.keys {
         let status = match k.runtime {
@@ -97,8 +106,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             RuntimeStatus::NotPermitted => "EPERM",
             RuntimeStatus::Failed => "FAILED",
         };
-        println!("{tag}{} = {}  [{status}] {}", k.key, k.value, k.detail);
-        println!(
+        let _ = writeln!(out, "{tag}{} = {}  [{status}] {}", k.key, k.value, k.detail);
+        let _ = writeln!(
+            out,
             "    why: {}{}",
             k.rationale,
             if k.persisted {
@@ -110,11 +120,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     }
     if let Some(b) = &r.bpf {
         for l in bbrkit_host::enable::bpf::lines(b, r.dry_run) {
-            println!("{l}");
+            let _ = writeln!(out, "{l}");
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        let _ = writeln!(out, "note: {n}");
     }
     let verb = match (r.dry_run, r.file_changed, r.blocked) {
         (_, _, true) => "not written (blocked)",
@@ -122,38 +132,16 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         (false, true, _) => "wrote",
         (_, false, _) => "unchanged",
     };
-    println!("file: {verb} {}", r.file);
+    let _ = writeln!(out, "file: {verb} {}", r.file);
     if r.dry_run && r.file_changed {
         for l in r.content.lines() {
-            println!("    | {l}");
+            let _ = writeln!(out, "    | {l}");
         }
     }
-    // One line per key when both loaders agree, else one per loader.
-    let mut keys: Vec<&str> = r.boot.iter().map(|b| b.key.as_str()).collect();
-    keys.dedup();
-    keys.sort();
-    keys.dedup();
-    for key in keys {
-        let rows: Vec<_> = r.boot.iter().filter(|b| b.key == key).collect();
-        let who = |b: &bbrkit_host::enable::BootWinner| match (&b.file, b.line) {
-            (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
-            _ => "no file".into(),
-        };
-        let same = rows.windows(2).all(|w| who(w[0]) == who(w[1]));
-        if same && rows.iter().all(|b| b.ok) {
-            println!(
-                "boot: {key}: systemd-sysctl and sysctl --system apply {}",
-                who(rows[0])
-            );
-        } else {
-            for b in rows {
-                let flag = if b.ok { "" } else { "  <- overrides bbrkit" };
-                println!("boot: {key}: {} applies {}{flag}", b.loader.name(), who(b));
-            }
-        }
-    }
+    boot_lines(r, &mut out);
     for i in &r.interfaces {
-        println!(
+        let _ = writeln!(
+            out,
             "iface {} ({}): {}: {}",
             i.name,
             i.before.trim(),
@@ -162,17 +150,48 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         );
     }
     if r.blocked {
-        println!(
-            "blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed."
-        );
+        out.push_str("blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed.\n");
     } else if r.changed {
-        println!(
+        let _ = writeln!(
+            out,
             "{}changed: before-image in {}",
             if r.dry_run { "would be " } else { "" },
             r.before_image
         );
     } else {
-        println!("nothing to change: already enabled");
+        out.push_str("nothing to change: already enabled\n");
     }
-    Ok(outcome)
+    out
+}
+
+/// One line per key when both loaders agree, else one per loader.
+fn boot_lines(r: &EnableReport, out: &mut String) {
+    let mut keys: Vec<&str> = r.boot.iter().map(|b| b.key.as_str()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let rows: Vec<_> = r.boot.iter().filter(|b| b.key == key).collect();
+        let who = |b: &BootWinner| match (&b.file, b.line) {
+            (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
+            _ => "no file".into(),
+        };
+        let same = rows.windows(2).all(|w| who(w[0]) == who(w[1]));
+        if same && rows.iter().all(|b| b.ok) {
+            let _ = writeln!(
+                out,
+                "boot: {key}: systemd-sysctl and sysctl --system apply {}",
+                who(rows[0])
+            );
+        } else {
+            for b in rows {
+                let flag = if b.ok { "" } else { "  <- overrides bbrkit" };
+                let _ = writeln!(
+                    out,
+                    "boot: {key}: {} applies {}{flag}",
+                    b.loader.name(),
+                    who(b)
+                );
+            }
+        }
+    }
 }

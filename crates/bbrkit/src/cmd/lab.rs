@@ -77,7 +77,7 @@ pub struct Args {
     /// Draw goodput over time per condition to FILE (SVG).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    /// Name the namespaces /run/netns/bbrk<pid>-{client,router,server}
+    /// Name the namespaces `/run/netns/bbrk<pid>-{client,router,server}`
     /// during the run, for `ip netns exec`.
     #[arg(long)]
     pub netns_names: bool,
@@ -264,7 +264,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if global.json {
         crate::print_json(&report)?;
     } else {
-        print!("{}", lab_out::table(&report));
+        crate::emit(&lab_out::table(&report))?;
     }
     Ok(Outcome::Ok)
 }

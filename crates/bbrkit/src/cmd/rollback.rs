@@ -3,9 +3,12 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
+use std::fmt::Write as _;
 
-use crate::{Global, Outcome, print_json};
+use bbrkit_host::Root;
+use bbrkit_host::rollback::RollbackReport;
+
+use crate::{Global, Outcome, emit, print_json};
 
 /// Arguments of `bbrkit rollback`.
 #[derive(Debug, clap::Args)]
@@ -32,15 +35,20 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     };
     if global.json {
         print_json(&r)?;
-        return Ok(outcome);
+    } else {
+        emit(&render(&r))?;
     }
+    Ok(outcome)
+}
+
+fn render(r: &RollbackReport) -> String {
     if r.nothing_to_roll_back {
-        println!(
-            "nothing to roll back: no before-image at {}",
+        return format!(
+            "nothing to roll back: no before-image at {}\n",
             r.before_image
         );
-        return Ok(outcome);
     }
+    let mut out = String::new();
     for (kind, list) in [
         ("file", &r.files),
         ("sysctl", &r.runtime),
@@ -48,7 +56,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         ("bpf", &r.bpf),
     ] {
         for a in list {
-            println!(
+            let _ = writeln!(
+                out,
                 "{kind} {}: {} ({})",
                 a.what,
                 a.action.replace('_', " "),
@@ -57,24 +66,27 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         }
     }
     if !r.still_running.is_empty() {
-        println!(
+        let _ = writeln!(
+            out,
             "note: {} connection(s) keep the unregistered algorithm until they close: {}",
             r.still_running.len(),
             r.still_running.join(", ")
         );
     }
-    if r.dry_run {
-        println!(
+    let _ = if r.dry_run {
+        writeln!(
+            out,
             "dry run: nothing changed; before-image kept at {}",
             r.before_image
-        );
+        )
     } else if r.problem {
-        println!(
+        writeln!(
+            out,
             "incomplete: before-image kept at {} for another try",
             r.before_image
-        );
+        )
     } else {
-        println!("rolled back: before-image {} removed", r.before_image);
-    }
-    Ok(outcome)
+        writeln!(out, "rolled back: before-image {} removed", r.before_image)
+    };
+    out
 }

@@ -405,9 +405,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if global.json {
         print_json(&doc)?;
     } else if plan.compete {
-        print!("{}", table::compete(&doc));
+        crate::emit(&table::compete(&doc))?;
     } else {
-        print!("{}", table::alone(&doc));
+        crate::emit(&table::alone(&doc))?;
     }
     Ok(Outcome::Ok)
 }

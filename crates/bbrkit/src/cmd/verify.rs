@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use bbrkit_host::Root;
 
-use crate::{Global, Outcome, print_json};
+use crate::{Global, Outcome, emit, print_json};
 
 /// Arguments of `bbrkit verify`.
 #[derive(Debug, clap::Args)]
@@ -25,9 +25,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if global.json {
         print_json(&r)?;
     } else {
-        for c in &r.checks {
-            println!("{}", c.line());
-        }
+        let lines: String = r.checks.iter().map(|c| c.line() + "\n").collect();
+        emit(&lines)?;
     }
     Ok(if r.ok { Outcome::Ok } else { Outcome::Problem })
 }

@@ -2,7 +2,6 @@
 //! written atomically.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
@@ -31,24 +30,10 @@ fn parent(path: &Path) -> &Path {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` with bbrkit's one atomic writer.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = parent(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("write {}", path.display()))
+    bbrkit_host::atomic::write_atomic(path, bytes, 0o644)
+        .with_context(|| format!("write {}", path.display()))
 }
 
 /// `--out FILE`: the JSON report.

@@ -35,10 +35,10 @@ pub fn print_cleanup(removed: &[PathBuf], json: bool) -> anyhow::Result<()> {
         crate::print_json(&serde_json::json!({ "removed": names }))
     } else {
         if removed.is_empty() {
-            println!("nothing to clean up: no leftover lab namespaces");
+            crate::emit("nothing to clean up: no leftover lab namespaces\n")?;
         }
         for p in removed {
-            println!("removed {}", p.display());
+            crate::emit(&format!("removed {}\n", p.display()))?;
         }
         Ok(())
     }

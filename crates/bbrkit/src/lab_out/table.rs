@@ -5,16 +5,7 @@ use std::fmt::Write;
 
 use bbrkit_lab::runner::LabReport;
 
-/// A rate with a unit that keeps 3–4 significant digits.
-pub fn rate(bps: f64) -> String {
-    if bps >= 1e9 {
-        format!("{:.2} Gbit/s", bps / 1e9)
-    } else if bps >= 1e6 {
-        format!("{:.1} Mbit/s", bps / 1e6)
-    } else {
-        format!("{:.1} kbit/s", bps / 1e3)
-    }
-}
+pub use crate::units::rate;
 
 fn short(bps: f64, unit_of: f64) -> String {
     if unit_of >= 1e9 {

@@ -3,74 +3,66 @@
 //! [`OutFile::commit`] and removed if dropped uncommitted. Creating the
 //! temporary file up front proves the path is writable before any work.
 //! While a temporary file exists, SIGINT/SIGTERM remove it before the
-//! process exits (128 + signal), so Ctrl-C leaves nothing behind.
+//! process exits (128 + signal), so Ctrl-C leaves nothing behind: a signal
+//! thread does it, no code runs in signal context. The rename and the
+//! directory fsync are bbrkit's one atomic writer's ([`atomic::commit`]).
 //! A target that exists and is not a regular file (`/dev/stdout`, a FIFO,
 //! `/dev/null`) is written directly: renaming over it would replace the
 //! device or pipe with a regular file. A symbolic link to a regular file
 //! is followed, so the file it points to is replaced, not the link.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, Once};
 
 use anyhow::{Context, bail};
+use bbrkit_host::atomic;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
 /// Temporary files to remove if a signal ends the process.
-static PENDING: [AtomicPtr<libc::c_char>; 8] = [const { AtomicPtr::new(std::ptr::null_mut()) }; 8];
-static HANDLER: Once = Once::new();
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static SIGNALS: Once = Once::new();
 
-extern "C" fn remove_pending_and_exit(sig: libc::c_int) {
-    for slot in &PENDING {
-        let p = slot.load(Ordering::SeqCst);
-        if !p.is_null() {
-            // SAFETY: unlink and _exit are async-signal-safe; `p` is a
-            // NUL-terminated string leaked by `track` until `untrack`.
-            unsafe { libc::unlink(p) };
+/// The lab's signal design (`bbrkit_lab::signals`): SIGINT and SIGTERM are
+/// blocked (in this thread and every thread started after it, so call this
+/// before the simulation's workers start) and a thread waits for them,
+/// removes the pending temporary files and exits with 128 + signal. No code
+/// runs in signal context.
+fn guard_signals() {
+    SIGNALS.call_once(|| {
+        let mut set = SigSet::empty();
+        set.add(Signal::SIGINT);
+        set.add(Signal::SIGTERM);
+        if pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
+            return;
         }
-    }
-    // SAFETY: async-signal-safe; ends the process without unwinding.
-    unsafe { libc::_exit(128 + sig) };
-}
-
-/// Registers `path` for removal on SIGINT/SIGTERM; returns its slot.
-fn track(path: &Path) -> Option<usize> {
-    HANDLER.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: installs a handler that only calls async-signal-safe functions.
-            unsafe {
-                libc::signal(
-                    sig,
-                    remove_pending_and_exit as *const () as libc::sighandler_t,
-                )
-            };
-        }
+        let _ = std::thread::Builder::new()
+            .name("bbrkit-signals".into())
+            .spawn(move || {
+                loop {
+                    let Ok(sig) = set.wait() else { continue };
+                    for p in pending().iter() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    std::process::exit(128 + sig as i32);
+                }
+            });
     });
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?.into_raw();
-    for (i, slot) in PENDING.iter().enumerate() {
-        if slot
-            .compare_exchange(std::ptr::null_mut(), c, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            return Some(i);
-        }
-    }
-    // SAFETY: `c` came from `into_raw` above and was not stored.
-    drop(unsafe { CString::from_raw(c) });
-    None
 }
 
-fn untrack(slot: Option<usize>) {
-    if let Some(i) = slot {
-        let p = PENDING[i].swap(std::ptr::null_mut(), Ordering::SeqCst);
-        if !p.is_null() {
-            // SAFETY: `p` came from `CString::into_raw` in `track`.
-            drop(unsafe { CString::from_raw(p) });
-        }
-    }
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers `path` for removal on SIGINT/SIGTERM.
+fn track(path: &Path) {
+    guard_signals();
+    pending().push(path.to_path_buf());
+}
+
+fn untrack(path: &Path) {
+    pending().retain(|p| p != path);
 }
 
 /// A file being written atomically.
@@ -81,15 +73,6 @@ pub struct OutFile {
     /// straight into a device or pipe.
     tmp: Option<PathBuf>,
     writer: Option<BufWriter<File>>,
-    slot: Option<usize>,
-}
-
-fn temp_for(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(".{name}.bbrkit-tmp"))
 }
 
 impl OutFile {
@@ -117,7 +100,6 @@ impl OutFile {
                 target: target.to_path_buf(),
                 tmp: None,
                 writer: Some(BufWriter::new(file)),
-                slot: None,
             });
         }
         let resolved;
@@ -129,8 +111,8 @@ impl OutFile {
             }
             _ => target,
         };
-        let tmp = temp_for(target);
-        let slot = track(&tmp);
+        let tmp = atomic::temp_path(target);
+        track(&tmp);
         let file = OpenOptions::new()
             .write(true)
             .create(true)
@@ -140,7 +122,7 @@ impl OutFile {
         let file = match file {
             Ok(f) => f,
             Err(e) => {
-                untrack(slot);
+                untrack(&tmp);
                 return Err(e);
             }
         };
@@ -148,7 +130,6 @@ impl OutFile {
             target: target.to_path_buf(),
             tmp: Some(tmp),
             writer: Some(BufWriter::new(file)),
-            slot,
         })
     }
 
@@ -168,26 +149,20 @@ impl OutFile {
             // Written straight into a device or pipe: flushed above.
             return Ok(());
         };
-        file.sync_all()
-            .with_context(|| format!("writing '{}'", self.target.display()))?;
-        let renamed = std::fs::rename(&tmp, &self.target)
-            .with_context(|| format!("renaming into '{}'", self.target.display()));
-        if renamed.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        untrack(self.slot.take());
-        renamed
+        let done = atomic::commit(file, &tmp, &self.target)
+            .with_context(|| format!("writing '{}'", self.target.display()));
+        untrack(&tmp);
+        done
     }
 }
 
 impl Drop for OutFile {
     fn drop(&mut self) {
-        if self.writer.is_some()
-            && let Some(tmp) = &self.tmp
-        {
-            let _ = std::fs::remove_file(tmp);
+        // Still set: not committed (dropped, or the final write failed).
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(&tmp);
+            untrack(&tmp);
         }
-        untrack(self.slot.take());
     }
 }
 

@@ -4,18 +4,7 @@ use std::fmt::Write;
 
 use super::Document;
 
-/// `96.3 Mbit/s`-style rate.
-pub fn rate(bps: f64) -> String {
-    if bps >= 1e9 {
-        format!("{:.2} Gbit/s", bps / 1e9)
-    } else if bps >= 1e6 {
-        format!("{:.1} Mbit/s", bps / 1e6)
-    } else if bps >= 1e3 {
-        format!("{:.1} kbit/s", bps / 1e3)
-    } else {
-        format!("{bps:.0} bit/s")
-    }
-}
+pub use crate::units::rate;
 
 /// `2%`-style percentage with sensible precision.
 pub fn pct(x: f64) -> String {
