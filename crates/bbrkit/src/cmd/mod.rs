@@ -1,5 +1,6 @@
 //! One module per subcommand: `Args` (clap) and `run(args, global)`.
 
+pub mod bpf_model;
 pub mod check;
 pub mod conns;
 pub mod doctor;
