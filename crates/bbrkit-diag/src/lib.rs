@@ -54,6 +54,7 @@ mod bbr_info;
 mod census;
 mod error;
 pub mod exposition;
+pub mod model;
 pub mod nstat;
 mod probe;
 pub mod prom;

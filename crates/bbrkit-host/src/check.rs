@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::Root;
+use crate::bpfcc::{self, Registration};
 use crate::env::{self, Environment};
 use crate::kernel::{self, KernelFacts};
 use crate::qdisc::{self, InterfaceQdisc};
@@ -18,6 +19,35 @@ pub struct CheckReport {
     pub interfaces_error: Option<String>,
     /// Container / virtualisation / namespace facts.
     pub environment: Environment,
+    /// Whether this kernel can run bbrkit's BPF congestion controls (bbr3).
+    pub bpf: BpfSupport,
+}
+
+/// What a BPF congestion control (bbr3) needs, each requirement with its
+/// evidence, and whether it is registered now.
+#[derive(Debug, Clone, Serialize)]
+pub struct BpfSupport {
+    /// `bbrkit-bpf`'s probes (kernel BTF, struct_ops, pacing writes, links,
+    /// the 4-argument `cong_control`, bpffs, lockdown, privileges).
+    pub features: bbrkit_bpf::features::Features,
+    /// `None` when bbr3 can be registered (and pinned) here, else the
+    /// first missing requirement.
+    pub missing: Option<String>,
+    /// The registration of each BPF algorithm bbrkit ships.
+    pub registrations: Vec<Registration>,
+}
+
+/// Probes the BPF requirements and registrations.
+pub fn bpf_support() -> BpfSupport {
+    let features = bpfcc::features();
+    BpfSupport {
+        missing: bpfcc::missing_requirement(&features),
+        features,
+        registrations: bpfcc::BPF_CCS
+            .iter()
+            .map(|c| bpfcc::registration(c))
+            .collect(),
+    }
 }
 
 /// Inspects the host (live kernel; files under `root`).
@@ -31,5 +61,6 @@ pub fn inspect(root: &Root) -> CheckReport {
         interfaces,
         interfaces_error,
         environment: env::detect(root),
+        bpf: bpf_support(),
     }
 }

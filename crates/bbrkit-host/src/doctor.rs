@@ -364,6 +364,10 @@ pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
     out.extend(tuned(root));
     out.extend(image_files(root));
     out.extend(mostly_receives());
+    out.extend(crate::doctor_bpf::findings(
+        root,
+        &crate::doctor_bpf::gather(),
+    ));
     out.sort_by_key(|f| std::cmp::Reverse(f.level));
     let problem = out.iter().any(|x| x.level >= Level::Warning);
     Ok(DoctorReport {
@@ -490,22 +494,39 @@ fn netns_old_cc(facts: &kernel::KernelFacts, environ: &env::Environment) -> Opti
     let stale: Vec<String> = crate::netns::others(256)
         .into_iter()
         .filter(|n| n.cc.as_ref().is_some_and(|c| c != cur))
-        .map(|n| {
-            format!(
-                "net:[{}] {} defaults to {}",
-                n.inode,
-                n.found_at,
-                n.cc.unwrap_or_default()
-            )
-        })
+        .map(|n| netns_entry(&n, &facts.available_cc))
         .collect();
-    (!stale.is_empty()).then(|| f(
-        "netns_old_cc",
-        Level::Warning,
-        format!("{} other network namespace(s) do not default to {cur}", stale.len()),
-        stale,
-        "a namespace copies the initial namespace's default when it is created: recreate those containers or pods (or set it inside them)",
-    ))
+    let fix = if crate::bpfcc::is_bpf_cc(cur) {
+        format!(
+            "a namespace copies the initial namespace's default when it is created: recreate those containers or pods; {cur} is registered for every namespace and NON_RESTRICTED, so `nsenter -n -t PID sysctl -w net.ipv4.tcp_congestion_control={cur}` also switches one in place"
+        )
+    } else {
+        "a namespace copies the initial namespace's default when it is created: recreate those containers or pods (or set it inside them)".to_string()
+    };
+    (!stale.is_empty()).then(|| {
+        f(
+            "netns_old_cc",
+            Level::Warning,
+            format!(
+                "{} other network namespace(s) do not default to {cur}",
+                stale.len()
+            ),
+            stale,
+            fix,
+        )
+    })
+}
+
+/// One namespace of `netns_old_cc`; a default that is no longer registered
+/// (an unregistered BPF algorithm the namespace still holds) says so.
+fn netns_entry(n: &crate::netns::Namespace, available: &[String]) -> String {
+    let cc = n.cc.clone().unwrap_or_default();
+    let gone = if available.contains(&cc) {
+        ""
+    } else {
+        " (no longer registered: the namespace holds the old program and its new sockets still get it)"
+    };
+    format!("net:[{}] {} defaults to {cc}{gone}", n.inode, n.found_at)
 }
 
 fn no_fq(facts: &kernel::KernelFacts) -> Option<Finding> {
@@ -748,6 +769,22 @@ mod tests {
         let img = r.findings.iter().find(|f| f.id == "image_files").unwrap();
         assert_eq!(img.evidence.len(), 1, "{:?}", img.evidence);
         assert!(img.evidence[0].contains("rc.local:3"), "{:?}", img.evidence);
+    }
+
+    #[test]
+    fn a_namespace_on_an_unregistered_default_says_so() {
+        let n = crate::netns::Namespace {
+            inode: 4026532300,
+            found_at: "pid 42 (nginx)".into(),
+            cc: Some("bbr3".into()),
+        };
+        let e = netns_entry(&n, &["reno".to_string(), "bbr".to_string()]);
+        assert!(
+            e.starts_with("net:[4026532300] pid 42 (nginx) defaults to bbr3 (no longer registered"),
+            "{e}"
+        );
+        let e = netns_entry(&n, &["bbr3".to_string()]);
+        assert_eq!(e, "net:[4026532300] pid 42 (nginx) defaults to bbr3");
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub struct Environment {
     pub proc_sys_evidence: String,
 }
 
-fn netns_inode() -> Option<u64> {
+/// The inode of the calling thread's network namespace.
+pub fn netns_inode() -> Option<u64> {
     let link = std::fs::read_link("/proc/thread-self/ns/net")
         .or_else(|_| std::fs::read_link("/proc/self/ns/net"))
         .ok()?;

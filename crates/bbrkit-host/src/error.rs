@@ -49,6 +49,10 @@ pub enum HostError {
     /// A netlink request failed.
     #[error("netlink: {0}")]
     Netlink(String),
+    /// A BPF congestion control cannot be enabled here (no systemd, a
+    /// missing kernel feature, the verifier's refusal, another holder).
+    #[error("{0}")]
+    Bpf(String),
     /// Another `enable` or `rollback` holds the host lock and did not
     /// finish in time.
     #[error("{path}: locked by {holder}; try again when it has finished")]

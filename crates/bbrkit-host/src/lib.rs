@@ -25,8 +25,11 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic;
+pub mod boot;
+pub mod bpfcc;
 pub mod check;
 pub mod doctor;
+pub mod doctor_bpf;
 pub mod enable;
 pub mod env;
 mod error;
@@ -38,11 +41,14 @@ pub mod netns;
 pub mod precedence;
 pub mod qdisc;
 pub mod rollback;
+pub mod rollback_bpf;
 mod root;
 pub mod routes;
 pub mod state;
 pub mod sysctl;
+pub mod unit;
 pub mod verify;
+pub mod verify_bpf;
 
 pub use error::HostError;
 pub use root::Root;

@@ -39,6 +39,11 @@ pub struct RollbackReport {
     pub runtime: Vec<Action>,
     /// Interfaces.
     pub interfaces: Vec<Action>,
+    /// BPF congestion controls unregistered (their pins removed).
+    pub bpf: Vec<Action>,
+    /// Connections still running an algorithm rollback unregistered
+    /// (`local -> remote (cc)`): they keep it until they close.
+    pub still_running: Vec<String>,
     /// Something could not be restored (the image is kept for a retry).
     pub problem: bool,
 }
@@ -149,6 +154,19 @@ pub enum Step {
         /// Index in `interfaces`.
         at: usize,
     },
+    /// Remove bbrkit's pins of a BPF congestion control (unregisters it),
+    /// after the defaults are restored (a namespace's default holds it).
+    Unregister {
+        /// The pin directory's name (the struct_ops map).
+        name: String,
+        /// Index in `bpf`.
+        at: usize,
+    },
+    /// Name the connections still on an unregistered algorithm of `ccs`.
+    NameStillRunning {
+        /// The algorithms enable registered.
+        ccs: Vec<String>,
+    },
     /// Forget the image and remove the (empty) directories enable created.
     Discard {
         /// Root-relative directories, as recorded.
@@ -206,6 +224,8 @@ pub fn plan(root: &Root, dry_run: bool, no_apply: bool) -> Result<Plan, HostErro
         files: Vec::new(),
         runtime: Vec::new(),
         interfaces: Vec::new(),
+        bpf: Vec::new(),
+        still_running: Vec::new(),
         problem: false,
     };
     let mut steps = Vec::new();
@@ -228,6 +248,7 @@ pub fn plan(root: &Root, dry_run: bool, no_apply: bool) -> Result<Plan, HostErro
     plan_files(root, &image, &mut report, &mut steps);
     plan_runtime(&image, (dry_run, no_apply), &mut report, &mut steps);
     plan_interfaces(&image, (dry_run, no_apply), &mut report, &mut steps);
+    crate::rollback_bpf::plan(&image, (dry_run, no_apply), &mut report.bpf, &mut steps);
     if dry_run {
         steps.clear();
     } else {
@@ -447,6 +468,12 @@ pub fn apply(root: &Root, plan: Plan) -> Result<RollbackReport, HostError> {
                 let (action, detail) = recreate(ifindex, &kind, &now, restore.as_deref());
                 report.problem |= action == "failed";
                 (a.action, a.detail) = (action.into(), detail);
+            }
+            Step::Unregister { name, at } => {
+                report.problem |= crate::rollback_bpf::unregister(&name, &mut report.bpf[at]);
+            }
+            Step::NameStillRunning { ccs } => {
+                report.still_running = crate::rollback_bpf::still_running(&ccs);
             }
             Step::Discard { created_dirs } => {
                 if report.problem {

@@ -74,6 +74,22 @@ pub struct BeforeImage {
     pub runtime: Vec<RuntimeImage>,
     /// Interfaces whose root qdisc is re-created.
     pub interfaces: Vec<InterfaceImage>,
+    /// BPF congestion controls bbrkit registered (they were not registered
+    /// before); rollback removes their pins, which unregisters them.
+    #[serde(default)]
+    pub bpf: Vec<BpfImage>,
+}
+
+/// A BPF congestion control `enable` registered with a pinned link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BpfImage {
+    /// The algorithm (`bbr3`).
+    pub cc: String,
+    /// The pins under `/sys/fs/bpf/bbrkit` (by algorithm) that existed
+    /// before: rollback removes every other pin there, which covers every
+    /// struct_ops map the object registered (the pins are only known once
+    /// registered, and the image is written before).
+    pub pinned_before: Vec<String>,
 }
 
 /// Lower-case hex.
@@ -192,6 +208,17 @@ impl BeforeImage {
             self.runtime.push(RuntimeImage {
                 key: key.into(),
                 prior,
+            });
+        }
+    }
+
+    /// Adds a BPF registration unless already recorded (the first record
+    /// wins: a later `enable` finds it registered by bbrkit already).
+    pub fn record_bpf(&mut self, cc: &str, pinned_before: Vec<String>) {
+        if !self.bpf.iter().any(|b| b.cc == cc) {
+            self.bpf.push(BpfImage {
+                cc: cc.into(),
+                pinned_before,
             });
         }
     }

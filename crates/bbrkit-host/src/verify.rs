@@ -161,6 +161,9 @@ pub fn run_with(
     checks.push(sockets);
     checks.extend(check_qdiscs(root, &facts));
     checks.extend(check_boot(root, &facts, &expected)?);
+    if crate::bpfcc::is_bpf_cc(&expected) {
+        checks.extend(crate::verify_bpf::checks(root, &expected));
+    }
     let ok = checks.iter().all(|c| c.ok);
     Ok(VerifyReport {
         expected_cc: expected,

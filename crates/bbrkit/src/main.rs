@@ -51,6 +51,8 @@ enum Command {
     Metrics(cmd::metrics::Args),
     /// Will BBR help this server's own traffic? Samples its connections, predicts, advises.
     Advise(cmd::advise::Args),
+    /// What bbrkit-bbr3.service runs at boot: register bbr3 (pinned), then make it the default.
+    Boot(cmd::boot::Args),
 }
 
 /// Options every command shares.
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
         Command::Conns(a) => cmd::conns::run(a, global),
         Command::Metrics(a) => cmd::metrics::run(a, global),
         Command::Advise(a) => cmd::advise::run(a, global),
+        Command::Boot(a) => cmd::boot::run(a, global),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

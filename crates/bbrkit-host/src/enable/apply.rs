@@ -13,7 +13,8 @@ use super::{EnableReport, KeyResult, Plan, RuntimeStatus, Step, needs_recreate};
 
 /// The order steps run in; after each phase the crash tests' hook
 /// (`BBRKIT_TEST_CRASH_AT`) may kill the process.
-const PHASES: [(Phase, &str); 3] = [
+const PHASES: [(Phase, &str); 4] = [
+    (Phase::Register, "bpf-pinned"),
     (Phase::Files, "file-written"),
     (Phase::Runtime, "runtime-applied"),
     (Phase::Interfaces, "qdisc-recreated"),
@@ -21,6 +22,7 @@ const PHASES: [(Phase, &str); 3] = [
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    Register,
     Files,
     Runtime,
     Interfaces,
@@ -29,7 +31,8 @@ enum Phase {
 impl Step {
     fn phase(&self) -> Phase {
         match self {
-            Step::WriteFile { .. } => Phase::Files,
+            Step::RegisterBpf { .. } => Phase::Register,
+            Step::WriteFile { .. } | Step::WriteSymlink { .. } => Phase::Files,
             Step::SetSysctl { .. } => Phase::Runtime,
             Step::RecreateQdiscs { .. } => Phase::Interfaces,
         }
@@ -38,7 +41,10 @@ impl Step {
     /// Adds what this step changes to the before-image (first record wins).
     fn record(&self, root: &Root, image: &mut BeforeImage) -> Result<(), HostError> {
         match self {
-            Step::WriteFile { path, .. } => image.record_file(root, path)?,
+            Step::WriteFile { path, .. } | Step::WriteSymlink { path, .. } => {
+                image.record_file(root, path)?
+            }
+            Step::RegisterBpf { cc, pinned_before } => image.record_bpf(cc, pinned_before.clone()),
             Step::SetSysctl { key, before, .. } => image.record_runtime(key, before.clone()),
             Step::RecreateQdiscs { interfaces, .. } => {
                 for i in interfaces {
@@ -61,6 +67,19 @@ impl Step {
                     std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
                 }
                 atomic::write_atomic(path, content, *mode).map_err(|e| HostError::io(path, e))?;
+            }
+            Step::WriteSymlink { path, target } => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| HostError::io(dir, e))?;
+                }
+                atomic::symlink_atomic(path, target).map_err(|e| HostError::io(path, e))?;
+            }
+            Step::RegisterBpf { cc, .. } => {
+                crate::bpfcc::register_pinned(cc)
+                    .map_err(|f| HostError::Bpf(format!("register {cc}: {f}")))?;
+                if let Some(b) = &mut report.bpf {
+                    b.registration = "registered".into();
+                }
             }
             Step::SetSysctl { key, .. } => {
                 if let Some(k) = report.keys.iter_mut().find(|k| &k.key == key) {
@@ -114,6 +133,14 @@ pub fn apply(root: &Root, plan: Plan) -> Result<EnableReport, HostError> {
 /// Writes one key and reads it back; true when the outcome is a problem.
 fn set_sysctl(k: &mut KeyResult) -> bool {
     let before = k.before.as_deref().unwrap_or("(absent)");
+    if k.key == crate::KEY_CC && crate::bpfcc::is_bpf_cc(&k.value) {
+        let initial = crate::env::netns_inode() == Some(crate::env::INIT_NET_INODE);
+        if let Err(why) = crate::bpfcc::default_write_allowed(&k.value, initial) {
+            k.runtime = RuntimeStatus::NotPermitted;
+            k.detail = why;
+            return true;
+        }
+    }
     let (runtime, detail) = match sysctl::write(&k.key, &k.value) {
         Ok(()) => (
             RuntimeStatus::Set,

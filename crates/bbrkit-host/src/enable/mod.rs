@@ -14,6 +14,7 @@ use crate::lock::{self, HostLock};
 use crate::{HostError, Root, kernel};
 
 mod apply;
+pub mod bpf;
 mod ifaces;
 mod plan;
 mod report;
@@ -34,6 +35,7 @@ pub fn validate_cc(facts: &kernel::KernelFacts, cc: &str) -> Result<(), HostErro
         .iter()
         .chain(&facts.loadable_cc)
         .any(|c| c == cc)
+        || crate::bpfcc::is_bpf_cc(cc)
     {
         return Ok(());
     }

@@ -43,6 +43,22 @@ pub enum Step {
         /// The value now (None: absent).
         before: Option<String>,
     },
+    /// Create (or replace) a symlink atomically. Recorded like a file.
+    WriteSymlink {
+        /// The link.
+        path: PathBuf,
+        /// What it points to.
+        target: PathBuf,
+    },
+    /// Register a BPF congestion control with a link pinned in the live
+    /// bpffs. Recorded: the pins that existed before (rollback removes the
+    /// others, which unregisters).
+    RegisterBpf {
+        /// The algorithm.
+        cc: String,
+        /// Algorithms pinned under /sys/fs/bpf/bbrkit before.
+        pinned_before: Vec<String>,
+    },
     /// Once `target` is the kernel's default qdisc, re-create the root of
     /// every interface still on an older default. Recorded: the roots of
     /// `interfaces`, the ones re-created when the kernel has `target`.
@@ -88,6 +104,14 @@ pub(super) struct Setting {
 pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
     let facts = kernel::gather_without_sockets(root);
     preflight(root, opts, &facts)?;
+    let bpf = match crate::bpfcc::is_bpf_cc(&opts.cc) {
+        true => {
+            let exe = std::env::current_exe()
+                .map_err(|e| HostError::Bpf(format!("the running bbrkit's path: {e}")))?;
+            Some(super::bpf::plan(root, &opts.cc, &exe)?)
+        }
+        false => None,
+    };
     let (settings, notes) = settings(&facts, opts);
     let content = render(&settings);
     let file = root.bbrkit_file();
@@ -101,7 +125,13 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
     let ifaces = Interfaces::list(&facts, &settings);
     let stale = ifaces.stale();
     let to_set = keys.iter().any(|k| k.runtime == RuntimeStatus::WouldSet);
-    let changed = !blocked && (file_changed || to_set || (!stale.is_empty() && !opts.no_apply));
+    let bpf_changes = bpf.as_ref().is_some_and(|b| {
+        b.unit_write.is_some()
+            || b.wants_link.is_some()
+            || (b.registration == "register" && !opts.no_apply)
+    });
+    let changed = !blocked
+        && (file_changed || to_set || bpf_changes || (!stale.is_empty() && !opts.no_apply));
     let mut report = EnableReport {
         file: file_shown,
         content,
@@ -115,6 +145,7 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
         dry_run: opts.dry_run,
         before_image: root.show(&root.state_file()),
         problem: blocked,
+        bpf,
     };
     if blocked {
         for k in &mut report.keys {
@@ -146,6 +177,16 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
     let steps = steps(&report, file, ifaces, stale, !opts.no_apply);
     let mut created_dirs = missing_dirs(&root.path("etc/sysctl.d"));
     created_dirs.extend(missing_dirs(&root.state_dir()));
+    if let Some(b) = &report.bpf {
+        let unit_dirs = b.unit_write.iter().map(|(p, _)| p);
+        for p in unit_dirs.chain(b.wants_link.iter().map(|(p, _)| p)) {
+            for d in missing_dirs(p.parent().unwrap_or(root.base())) {
+                if !created_dirs.contains(&d) {
+                    created_dirs.push(d);
+                }
+            }
+        }
+    }
     Ok(Plan {
         report,
         created_dirs,
@@ -163,6 +204,27 @@ fn steps(
     apply: bool,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
+    if let Some(b) = &report.bpf {
+        if b.registration == "register" && apply {
+            steps.push(Step::RegisterBpf {
+                cc: b.cc.clone(),
+                pinned_before: b.pinned_before.clone(),
+            });
+        }
+        if let Some((path, text)) = &b.unit_write {
+            steps.push(Step::WriteFile {
+                path: path.clone(),
+                content: text.clone().into_bytes(),
+                mode: 0o644,
+            });
+        }
+        if let Some((path, target)) = &b.wants_link {
+            steps.push(Step::WriteSymlink {
+                path: path.clone(),
+                target: target.clone(),
+            });
+        }
+    }
     if report.file_changed {
         steps.push(Step::WriteFile {
             path: file,
@@ -257,6 +319,7 @@ fn preflight(root: &Root, opts: &Options, facts: &kernel::KernelFacts) -> Result
     if !initial_ns
         && facts.current_cc.as_deref() != Some(opts.cc.as_str())
         && !facts.allowed_cc.contains(&opts.cc)
+        && !crate::bpfcc::is_bpf_cc(&opts.cc)
     {
         return Err(HostError::NotAllowed {
             name: opts.cc.clone(),
@@ -280,12 +343,19 @@ fn settings(facts: &kernel::KernelFacts, opts: &Options) -> (Vec<Setting>, Vec<S
     let mut settings = vec![Setting {
         key: KEY_CC.into(),
         value: opts.cc.clone(),
-        rationale: format!(
-            "congestion control for new TCP sockets of this network namespace: {}",
-            opts.cc
-        ),
+        rationale: if crate::bpfcc::is_bpf_cc(&opts.cc) {
+            format!(
+                "congestion control for new TCP sockets of this network namespace: {cc} (BPF; `-`: it does not exist yet when systemd-sysctl runs, bbrkit-{cc}.service registers it and sets it)",
+                cc = opts.cc
+            )
+        } else {
+            format!(
+                "congestion control for new TCP sockets of this network namespace: {}",
+                opts.cc
+            )
+        },
         persist: true,
-        optional: false,
+        optional: crate::bpfcc::is_bpf_cc(&opts.cc),
         host_only: None,
     }];
     let has = |name: &str| provision(facts, name);

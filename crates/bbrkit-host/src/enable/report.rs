@@ -175,4 +175,6 @@ pub struct EnableReport {
     pub before_image: String,
     /// A problem that makes the command exit 1.
     pub problem: bool,
+    /// The BPF part (`--cc bbr3`): registration, unit; `null` otherwise.
+    pub bpf: Option<super::bpf::BpfPlan>,
 }

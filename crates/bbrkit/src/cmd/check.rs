@@ -84,10 +84,16 @@ fn kernel_lines(r: &CheckReport, out: &mut Lines) {
         "bbr",
         format!("{} ({})", k.bbr.provision.word(), k.bbr.evidence.join("; ")),
     );
+    let which = match k.bbr_version.as_str() {
+        "1" => ": the built-in bbr is BBRv1 (mainline)",
+        "3" => ": the built-in bbr is BBRv3 (a patched kernel such as XanMod), not v1",
+        _ => "",
+    };
     line(
         "bbr version",
-        format!("{} ({})", k.bbr_version, k.bbr_version_evidence),
+        format!("{}{which} ({})", k.bbr_version, k.bbr_version_evidence),
     );
+    bpf_lines(&r.bpf, &mut line);
     for q in &k.qdiscs {
         let mut text = format!("{} ({})", q.provision.word(), q.evidence.join("; "));
         if q.name == "fq" && q.provision == bbrkit_host::kernel::Provision::Absent {
@@ -163,4 +169,50 @@ fn environment_lines(r: &CheckReport, out: &mut Lines) {
             e.proc_sys_evidence
         ),
     );
+}
+
+/// What bbrkit's BPF bbr3 needs here, one requirement per line, and
+/// whether it is registered now.
+fn bpf_lines(b: &bbrkit_host::check::BpfSupport, line: &mut dyn FnMut(&str, String)) {
+    use bbrkit_host::bpfcc::FeatureId;
+    line(
+        "bbr3 (BPF)",
+        match &b.missing {
+            None => "can be registered here: every requirement below is met".to_string(),
+            Some(m) => format!("cannot be registered here: {m}"),
+        },
+    );
+    for f in &b.features.features {
+        let role = match f.id {
+            FeatureId::Bpffs => " (needed to pin)".to_string(),
+            FeatureId::Lockdown => " (informational)".to_string(),
+            _ => match f.id.since() {
+                Some(v) => format!(" (Linux >= {v})"),
+                None => String::new(),
+            },
+        };
+        line(
+            "bbr3 needs",
+            format!(
+                "{}{role}: {} ({})",
+                bbrkit_host::bpfcc::feature_label(f.id),
+                if f.present { "yes" } else { "no" },
+                f.detail
+            ),
+        );
+    }
+    for r in &b.registrations {
+        line(
+            &format!("{} now", r.cc),
+            if r.registered {
+                format!("registered by {}", r.holder)
+            } else {
+                format!(
+                    "not registered ({} {})",
+                    r.pin,
+                    if r.pin_exists { "exists" } else { "absent" }
+                )
+            },
+        );
+    }
 }

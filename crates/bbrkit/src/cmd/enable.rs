@@ -109,6 +109,11 @@ fn render(r: &EnableReport) -> String {
             }
         );
     }
+    if let Some(b) = &r.bpf {
+        for l in bbrkit_host::enable::bpf::lines(b, r.dry_run) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use bbrkit_diag::exposition::{self, SocketStats};
+use bbrkit_diag::model::{BbrState, ModelStats};
 use bbrkit_diag::prom::{Exposition, MetricType};
 use bbrkit_diag::{Filter, nstat};
-use bbrkit_host::{Root, facts, verify};
+use bbrkit_host::{Root, bpfcc, facts, verify};
 use serde::Serialize;
 
 use crate::{Global, Outcome};
@@ -55,19 +56,83 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
 pub fn collect(root: &Root) -> anyhow::Result<Exposition> {
     let mut stats = SocketStats::default();
     let mut established = Vec::new();
+    let mut model = ModelStats::default();
+    let mut bpf_socks = Vec::new();
     bbrkit_diag::census_each(&Filter::default(), |s| {
         stats.observe(&s);
         established.extend(verify::Established::from_socket(&s));
+        match (&s.cc, &s.bbr) {
+            _ if s.state != bbrkit_diag::TcpState::Established => {}
+            (Some(cc), Some(info)) => model.observe_kernel(cc, info),
+            (Some(cc), None) if bpfcc::is_bpf_cc(cc) => {
+                bpf_socks.push((cc.clone(), s.local, s.remote));
+            }
+            _ => {}
+        }
     })
     .context("taking the socket census")?;
+    observe_bpf_models(&mut model, &bpf_socks);
     let counters = nstat::read().context("reading TCP counters")?;
     let host = facts::gather(root);
     let mut e = Exposition::new();
     write_host(&mut e, &host, &stats)?;
     stats.write(&mut e)?;
+    write_bpf_registrations(&mut e)?;
+    model.write(&mut e)?;
     exposition::write_tcp_counters(&mut e, &counters)?;
     write_verify(&mut e, verify::run_with(root, None, Ok(established)))?;
     Ok(e)
+}
+
+/// The model of each BPF socket (`bbr3`) from the telemetry maps; a socket
+/// the maps do not hold (or maps this user may not read) counts as
+/// `unknown`, with the reason on stderr.
+fn observe_bpf_models(
+    model: &mut ModelStats,
+    socks: &[(String, std::net::SocketAddr, std::net::SocketAddr)],
+) {
+    if socks.is_empty() {
+        return;
+    }
+    let known = bpfcc::telemetry_here().unwrap_or_else(|e| {
+        eprintln!("bbrkit: metrics: BPF telemetry unreadable: {e}");
+        Vec::new()
+    });
+    for (cc, local, remote) in socks {
+        match known
+            .iter()
+            .find(|m| m.local == *local && m.remote == *remote)
+        {
+            Some(m) => model.observe(cc, m.state, m.bw_bytes_per_second),
+            None => model.observe(cc, BbrState::Unknown, 0),
+        }
+    }
+}
+
+/// `bbrkit_bpf_registered{cc}` and `bbrkit_bpf_registered_by_bbrkit{cc}`
+/// for each BPF congestion control bbrkit ships.
+fn write_bpf_registrations(e: &mut Exposition) -> anyhow::Result<()> {
+    let regs: Vec<bpfcc::Registration> = bpfcc::BPF_CCS
+        .iter()
+        .map(|c| bpfcc::registration(c))
+        .collect();
+    e.family(
+        "bbrkit_bpf_registered",
+        MetricType::Gauge,
+        "1 when the BPF congestion control is registered (listed in tcp_available_congestion_control), else 0.",
+    )?;
+    for r in &regs {
+        e.sample(&[("cc", &r.cc)], if r.registered { 1.0 } else { 0.0 })?;
+    }
+    e.family(
+        "bbrkit_bpf_registered_by_bbrkit",
+        MetricType::Gauge,
+        "1 when bbrkit's pinned link holds the registration; 0 when not registered or registered by another program.",
+    )?;
+    for r in &regs {
+        e.sample(&[("cc", &r.cc)], if r.by_bbrkit { 1.0 } else { 0.0 })?;
+    }
+    Ok(())
 }
 
 /// `bbrkit_verify_ok{check,key}` (1 passed, 0 failed) for every `verify` check

@@ -1,6 +1,8 @@
 //! One module per subcommand: `Args` (clap) and `run(args, global)`.
 
 pub mod advise;
+pub mod boot;
+pub mod bpf_model;
 pub mod check;
 pub mod conns;
 pub mod doctor;

@@ -44,6 +44,7 @@ fn render(r: &RollbackReport) -> String {
         ("file", &r.files),
         ("sysctl", &r.runtime),
         ("iface", &r.interfaces),
+        ("bpf", &r.bpf),
     ] {
         for a in list {
             let _ = writeln!(
@@ -54,6 +55,14 @@ fn render(r: &RollbackReport) -> String {
                 a.detail
             );
         }
+    }
+    if !r.still_running.is_empty() {
+        let _ = writeln!(
+            out,
+            "note: {} connection(s) keep the unregistered algorithm until they close: {}",
+            r.still_running.len(),
+            r.still_running.join(", ")
+        );
     }
     let _ = if r.dry_run {
         writeln!(

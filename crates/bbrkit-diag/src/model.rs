@@ -1,0 +1,201 @@
+//! BBR model state aggregated by algorithm for `bbrkit metrics`: how many
+//! sockets of each BBR-family algorithm (the kernel's `bbr`, bbrkit's BPF
+//! `bbr3`) are in each state of the model, and a histogram of their
+//! bandwidth estimates. One series per (algorithm, state): never one per
+//! socket.
+//!
+//! ```text
+//! STARTUP -> DRAIN -> PROBE_BW (DOWN -> CRUISE -> REFILL -> UP -> DOWN ...) <-> PROBE_RTT
+//! ```
+//!
+//! The kernel's v3 layout names mode and phase; the mainline v1 layout
+//! carries only the two gains, from which the state follows exactly
+//! (Linux `net/ipv4/tcp_bbr.c`, `bbr_update_gains`). The BPF bbr3's state
+//! comes from its telemetry map; the caller converts it (this crate does
+//! not know BPF). Only aggregates what it is given.
+
+use std::collections::BTreeMap;
+
+use crate::prom::{Exposition, Histogram, MetricType};
+use crate::{BbrInfo, DiagError};
+
+/// Upper bounds of the bandwidth-estimate histogram, bytes per second (as
+/// the delivery-rate histogram: one per decade, 100 kbit/s to 100 Gbit/s).
+pub const BW_BUCKETS: [f64; 7] = crate::exposition::DELIVERY_RATE_BUCKETS;
+
+/// A state of the BBR model, as a label value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BbrState {
+    /// STARTUP.
+    Startup,
+    /// DRAIN.
+    Drain,
+    /// PROBE_BW, probing up (v1: pacing gain 5/4).
+    ProbeBwUp,
+    /// PROBE_BW, draining the probe's queue (v1: pacing gain 3/4).
+    ProbeBwDown,
+    /// PROBE_BW, cruising (v1: pacing gain 1).
+    ProbeBwCruise,
+    /// PROBE_BW, refilling the pipe before probing (v3 only).
+    ProbeBwRefill,
+    /// PROBE_RTT.
+    ProbeRtt,
+    /// Not known (no model yet, e.g. a socket that has sent nothing).
+    Unknown,
+}
+
+impl BbrState {
+    /// The label value.
+    pub fn name(self) -> &'static str {
+        match self {
+            BbrState::Startup => "startup",
+            BbrState::Drain => "drain",
+            BbrState::ProbeBwUp => "probe_bw_up",
+            BbrState::ProbeBwDown => "probe_bw_down",
+            BbrState::ProbeBwCruise => "probe_bw_cruise",
+            BbrState::ProbeBwRefill => "probe_bw_refill",
+            BbrState::ProbeRtt => "probe_rtt",
+            BbrState::Unknown => "unknown",
+        }
+    }
+
+    /// From google/bbr v3's `enum bbr_mode` (0 STARTUP, 1 DRAIN, 2
+    /// PROBE_BW, 3 PROBE_RTT) and `enum bbr_pacing_gain_phase` (0 UP,
+    /// 1 DOWN, 2 CRUISE, 3 REFILL), as the v3 `tcp_bbr_info` carries them.
+    pub fn from_v3(mode: u8, phase: u8) -> BbrState {
+        match (mode, phase) {
+            (0, _) => BbrState::Startup,
+            (1, _) => BbrState::Drain,
+            (2, 0) => BbrState::ProbeBwUp,
+            (2, 1) => BbrState::ProbeBwDown,
+            (2, 2) => BbrState::ProbeBwCruise,
+            (2, 3) => BbrState::ProbeBwRefill,
+            (3, _) => BbrState::ProbeRtt,
+            _ => BbrState::Unknown,
+        }
+    }
+
+    /// From mainline BBRv1's gains (units of 1/256), by `bbr_update_gains`:
+    /// STARTUP paces at `bbr_high_gain` (2885/1000 * 256 + 1 = 739), DRAIN
+    /// at `bbr_drain_gain` (1000 * 256 / 2885 = 88); PROBE_BW has cwnd gain
+    /// `bbr_cwnd_gain` (2 * 256 = 512) and cycles pacing gains 5/4 (320),
+    /// 3/4 (192), 1 (256); PROBE_RTT has both gains 1 (256).
+    pub fn from_v1(pacing_x256: u32, cwnd_x256: u32) -> BbrState {
+        match (pacing_x256, cwnd_x256) {
+            (739, _) => BbrState::Startup,
+            (88, _) => BbrState::Drain,
+            (320, 512) => BbrState::ProbeBwUp,
+            (192, 512) => BbrState::ProbeBwDown,
+            (256, 512) => BbrState::ProbeBwCruise,
+            (256, 256) => BbrState::ProbeRtt,
+            _ => BbrState::Unknown,
+        }
+    }
+
+    /// The state a kernel `tcp_bbr_info` describes.
+    pub fn of(info: &BbrInfo) -> BbrState {
+        match &info.v3 {
+            Some(m) => BbrState::from_v3(m.mode, m.phase),
+            None => BbrState::from_v1(info.pacing_gain_x256, info.cwnd_gain_x256),
+        }
+    }
+}
+
+/// Model aggregates by algorithm.
+#[derive(Debug, Clone, Default)]
+pub struct ModelStats {
+    states: BTreeMap<(String, BbrState), usize>,
+    bw: BTreeMap<String, Histogram>,
+}
+
+impl ModelStats {
+    /// Counts one socket of algorithm `cc` in `state` with bandwidth
+    /// estimate `bw_bytes_per_second` (0: none yet, not observed).
+    pub fn observe(&mut self, cc: &str, state: BbrState, bw_bytes_per_second: u64) {
+        *self.states.entry((cc.to_string(), state)).or_default() += 1;
+        if bw_bytes_per_second > 0 {
+            self.bw
+                .entry(cc.to_string())
+                .or_insert_with(|| Histogram::new(&BW_BUCKETS))
+                .observe(bw_bytes_per_second as f64);
+        }
+    }
+
+    /// Counts a socket whose model the kernel reported (`INET_DIAG_BBRINFO`).
+    pub fn observe_kernel(&mut self, cc: &str, info: &BbrInfo) {
+        self.observe(cc, BbrState::of(info), info.bw_bytes_per_second);
+    }
+
+    /// Sockets counted.
+    pub fn sockets(&self) -> usize {
+        self.states.values().sum()
+    }
+
+    /// Writes `bbrkit_bbr_model_sockets{cc,state}` and
+    /// `bbrkit_bbr_bandwidth_estimate_bytes_per_second{cc}`.
+    pub fn write(&self, e: &mut Exposition) -> Result<(), DiagError> {
+        e.family(
+            "bbrkit_bbr_model_sockets",
+            MetricType::Gauge,
+            "Sockets of each BBR-family algorithm by model state (startup, drain, probe_bw_up/down/cruise/refill, probe_rtt, unknown).",
+        )?;
+        for ((cc, state), n) in &self.states {
+            e.sample(&[("cc", cc), ("state", state.name())], *n as f64)?;
+        }
+        e.family(
+            "bbrkit_bbr_bandwidth_estimate_bytes_per_second",
+            MetricType::Histogram,
+            "The BBR model's max-filtered bandwidth estimate of sockets that have one, by algorithm.",
+        )?;
+        for (cc, h) in &self.bw {
+            e.histogram(&[("cc", cc)], h)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_from_both_layouts() {
+        assert_eq!(BbrState::from_v1(739, 739), BbrState::Startup);
+        assert_eq!(BbrState::from_v1(88, 739), BbrState::Drain);
+        assert_eq!(BbrState::from_v1(320, 512), BbrState::ProbeBwUp);
+        assert_eq!(BbrState::from_v1(192, 512), BbrState::ProbeBwDown);
+        assert_eq!(BbrState::from_v1(256, 512), BbrState::ProbeBwCruise);
+        assert_eq!(BbrState::from_v1(256, 256), BbrState::ProbeRtt);
+        assert_eq!(BbrState::from_v1(0, 0), BbrState::Unknown);
+        assert_eq!(BbrState::from_v3(2, 3), BbrState::ProbeBwRefill);
+        assert_eq!(BbrState::from_v3(3, 0), BbrState::ProbeRtt);
+        assert_eq!(BbrState::from_v3(9, 0), BbrState::Unknown);
+    }
+
+    #[test]
+    fn one_series_per_algorithm_and_state() {
+        let mut m = ModelStats::default();
+        for _ in 0..1000 {
+            m.observe("bbr3", BbrState::ProbeBwCruise, 12_500_000);
+        }
+        m.observe("bbr3", BbrState::Startup, 0);
+        m.observe("bbr", BbrState::ProbeRtt, 1_000_000);
+        assert_eq!(m.sockets(), 1002);
+        let mut e = Exposition::new();
+        m.write(&mut e).unwrap();
+        let t = e.finish();
+        assert!(
+            t.contains("bbrkit_bbr_model_sockets{cc=\"bbr3\",state=\"probe_bw_cruise\"} 1000\n"),
+            "{t}"
+        );
+        assert!(t.contains("bbrkit_bbr_model_sockets{cc=\"bbr3\",state=\"startup\"} 1\n"));
+        assert!(
+            t.contains("bbrkit_bbr_bandwidth_estimate_bytes_per_second_count{cc=\"bbr3\"} 1000\n")
+        );
+        assert!(t.contains(
+            "bbrkit_bbr_bandwidth_estimate_bytes_per_second_bucket{cc=\"bbr3\",le=\"12500000\"} 1000\n"
+        ), "{t}");
+        let series = t.lines().filter(|l| !l.starts_with('#')).count();
+        assert_eq!(series, 3 + 2 * (BW_BUCKETS.len() + 3), "{t}");
+    }
+}

@@ -1,0 +1,687 @@
+//! End to end: operating bbrkit's BPF bbr3 like the built-in bbr —
+//! `enable --cc bbr3`, `verify`, a new connection on bbr3, `rollback`,
+//! SIGKILL at every step of enable, a simulated reboot in the boot unit's
+//! order (systemd-sysctl, then the unit's ExecStart), the sysctl file alone
+//! (real `systemd-sysctl` and procps `sysctl -p`), and doctor's live
+//! pitfalls (a foreign registration, connections stuck on an unregistered
+//! bbr3).
+//!
+//! Every test runs the real binary on a thread inside a throwaway network
+//! namespace *and* mount namespace with its own bpffs at /sys/fs/bpf, with
+//! a temporary `--root` that looks like a systemd host. A pin lives in that
+//! private bpffs, so it dies with the namespace even if a test panics; a
+//! guard also removes it, and the harness waits until bbr3 is unregistered
+//! again. Registration is global to every namespace: the tests in this file
+//! run one at a time, and must run under `flock /tmp/bbrkit-root.lock` when
+//! other suites on the machine register BPF congestion controls too. A BPF
+//! default is only ever written to these throwaway namespaces (bbr3 is
+//! NON_RESTRICTED, so the kernel allows it there).
+
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bbrkit");
+const CC: &str = "net.ipv4.tcp_congestion_control";
+const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn available() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+fn registered() -> bool {
+    available().iter().any(|c| c == "bbr3")
+}
+
+/// Waits (up to 5 s) for bbr3 to leave the list: a bpffs, and the link
+/// pinned in it, go away asynchronously once its mount namespace is gone.
+fn wait_unregistered() -> bool {
+    for _ in 0..100 {
+        if !registered() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+/// Removes the pins of the sandbox's private bpffs (unregisters) on drop.
+struct PinGuard;
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all("/sys/fs/bpf/bbrkit");
+    }
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `f` on a thread in fresh network and mount namespaces with a
+/// private bpffs at /sys/fs/bpf and `lo` up; processes it spawns are born
+/// there. Afterwards bbr3 must be unregistered again.
+fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        !registered(),
+        "bbr3 is registered before the test: run under flock /tmp/bbrkit-root.lock"
+    );
+    let out = std::thread::spawn(move || {
+        nix::sched::unshare(
+            nix::sched::CloneFlags::CLONE_NEWNET | nix::sched::CloneFlags::CLONE_NEWNS,
+        )
+        .expect("unshare(CLONE_NEWNET | CLONE_NEWNS)");
+        use nix::mount::{MsFlags, mount};
+        mount(
+            None::<&str>,
+            "/",
+            None::<&str>,
+            MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+            None::<&str>,
+        )
+        .expect("make mounts private");
+        mount(
+            Some("bpf"),
+            "/sys/fs/bpf",
+            Some("bpf"),
+            MsFlags::empty(),
+            None::<&str>,
+        )
+        .expect("mount a private bpffs");
+        lo_up();
+        let _guard = PinGuard;
+        f()
+    })
+    .join();
+    assert!(
+        wait_unregistered(),
+        "bbr3 still registered after the sandbox ended"
+    );
+    out.unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn lo_up() {
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0);
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo\0".iter().enumerate() {
+            ifr.ifr_name[i] = *b as libc::c_char;
+        }
+        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut ifr), 0);
+        ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &ifr), 0);
+        libc::close(fd);
+    }
+}
+
+fn proc_path(key: &str) -> PathBuf {
+    PathBuf::from("/proc/sys").join(key.replace('.', "/"))
+}
+fn sysctl_get(key: &str) -> String {
+    std::fs::read_to_string(proc_path(key))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+fn sysctl_set(key: &str, v: &str) {
+    std::fs::write(proc_path(key), v).unwrap();
+}
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args).env_remove("BBRKIT_TEST_CRASH_AT");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+fn bbrkit(args: &[&str]) -> Output {
+    run(args, &[])
+}
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}", text(o)))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    File(Vec<u8>, u32),
+    Link(PathBuf),
+    Dir,
+}
+
+/// Every file, symlink and directory under `dir`.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(base).unwrap().to_path_buf();
+            if m.file_type().is_symlink() {
+                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
+            } else if m.is_dir() {
+                out.insert(rel, Entry::Dir);
+                walk(base, &p, out);
+            } else {
+                out.insert(
+                    rel,
+                    Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// A Debian-like systemd host: sysctl.conf and its 99-sysctl.conf symlink,
+/// systemd's 50-default.conf, `run/systemd/system` (booted with systemd)
+/// and an `etc/systemd/system` with other units already enabled.
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in [
+        "etc/sysctl.d",
+        "usr/lib/sysctl.d",
+        "run/systemd/system",
+        "etc/systemd/system/multi-user.target.wants",
+    ] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+    }
+    std::fs::write(p.join("etc/sysctl.conf"), "# stock\n").unwrap();
+    std::os::unix::fs::symlink("../sysctl.conf", p.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
+    std::fs::write(
+        p.join("usr/lib/sysctl.d/50-default.conf"),
+        "net.core.default_qdisc = fq_codel\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "/lib/systemd/system/ssh.service",
+        p.join("etc/systemd/system/multi-user.target.wants/ssh.service"),
+    )
+    .unwrap();
+    dir
+}
+
+fn root_of(d: &tempfile::TempDir) -> String {
+    d.path().to_str().unwrap().to_string()
+}
+
+fn cc_of(fd: i32) -> String {
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+    String::from_utf8_lossy(&buf[..len as usize])
+        .trim_end_matches('\0')
+        .to_string()
+}
+
+/// A loopback connection that has carried 1 MiB, both ends kept open.
+struct Conn {
+    client: std::net::TcpStream,
+    server: std::net::TcpStream,
+}
+
+fn connect() -> Conn {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (mut server, _) = l.accept().unwrap();
+    let data = vec![7u8; 1 << 20];
+    let t = std::thread::spawn(move || {
+        let mut got = vec![0u8; 1 << 20];
+        server.read_exact(&mut got).unwrap();
+        server
+    });
+    client.write_all(&data).unwrap();
+    let server = t.join().unwrap();
+    Conn { client, server }
+}
+
+fn has_line(out: &Output, prefix: &str) -> bool {
+    stdout(out).lines().any(|l| l.starts_with(prefix))
+}
+
+#[test]
+#[ignore = "needs root"]
+fn enable_verify_connect_enable_again_rollback() {
+    let dir = fixture();
+    let root = root_of(&dir);
+    let original = snapshot(dir.path());
+    in_sandbox(move || {
+        sysctl_set(CC, "reno");
+        let dry = bbrkit(&["enable", "--cc", "bbr3", "--dry-run", "--root", &root]);
+        assert_eq!(code(&dry), 0, "{}", text(&dry));
+        let t = stdout(&dry);
+        assert!(
+            t.contains("bpf: would register bbr3 with a pinned link /sys/fs/bpf/bbrkit/bbr3/link"),
+            "{t}"
+        );
+        assert!(
+            t.contains("unit: would write ") && t.contains("bbrkit-bbr3.service"),
+            "{t}"
+        );
+        assert!(
+            t.contains("unit: would link ")
+                && t.contains("sysinit.target.wants/bbrkit-bbr3.service"),
+            "{t}"
+        );
+        assert!(t.contains("-net.ipv4.tcp_congestion_control = bbr3"), "{t}");
+        assert!(
+            !registered() && !Path::new(PIN).exists(),
+            "a dry run registered bbr3"
+        );
+        assert_eq!(sysctl_get(CC), "reno");
+
+        let out = bbrkit(&["--json", "enable", "--cc", "bbr3", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        let j = json(&out);
+        assert_eq!(j["changed"], true);
+        assert_eq!(j["bpf"]["registration"], "registered", "{j}");
+        assert!(registered() && Path::new(PIN).exists());
+        assert_eq!(sysctl_get(CC), "bbr3");
+        let unit =
+            std::fs::read_to_string(dir_path(&root).join("etc/systemd/system/bbrkit-bbr3.service"))
+                .unwrap();
+        assert!(
+            unit.contains(&format!("\nExecStart={BIN} boot --cc bbr3\n")),
+            "{unit}"
+        );
+        assert_eq!(
+            std::fs::read_link(
+                dir_path(&root).join("etc/systemd/system/sysinit.target.wants/bbrkit-bbr3.service")
+            )
+            .unwrap(),
+            Path::new("/etc/systemd/system/bbrkit-bbr3.service")
+        );
+        let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf"))
+            .unwrap();
+        assert!(
+            file.contains("\n-net.ipv4.tcp_congestion_control = bbr3\n"),
+            "{file}"
+        );
+
+        let v = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&v), 0, "{}", text(&v));
+        assert!(has_line(&v, "ok   bpf.bbr3=bbrkit"), "{}", stdout(&v));
+        assert!(
+            has_line(&v, "ok   unit.bbrkit-bbr3.service=enabled"),
+            "{}",
+            stdout(&v)
+        );
+        assert!(
+            has_line(&v, "ok   net.ipv4.tcp_congestion_control=bbr3"),
+            "{}",
+            stdout(&v)
+        );
+
+        // A new connection runs bbr3, and conns/metrics see it.
+        let conn = connect();
+        assert_eq!(cc_of(conn.client.as_raw_fd()), "bbr3");
+        assert_eq!(cc_of(conn.server.as_raw_fd()), "bbr3");
+        let c = json(&bbrkit(&["--json", "conns", "--cc", "bbr3"]));
+        assert_eq!(c["summary"][0]["sockets"], 2, "{c}");
+        let m = stdout(&bbrkit(&["metrics", "--root", &root]));
+        assert!(m.contains("bbrkit_bpf_registered{cc=\"bbr3\"} 1\n"), "{m}");
+        assert!(
+            m.contains("bbrkit_bpf_registered_by_bbrkit{cc=\"bbr3\"} 1\n"),
+            "{m}"
+        );
+        let model: u32 = m
+            .lines()
+            .filter(|l| l.starts_with("bbrkit_bbr_model_sockets{cc=\"bbr3\""))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u32>().unwrap())
+            .sum();
+        assert_eq!(model, 2, "{m}");
+
+        // A second enable changes nothing.
+        let before = snapshot(&dir_path(&root));
+        let again = bbrkit(&["--json", "enable", "--cc", "bbr3", "--root", &root]);
+        assert_eq!(code(&again), 0, "{}", text(&again));
+        assert_eq!(json(&again)["changed"], false, "{}", text(&again));
+        assert_eq!(
+            snapshot(&dir_path(&root)),
+            before,
+            "second enable changed files"
+        );
+
+        // Rollback: files, the default, the registration; names the
+        // connection that keeps the unregistered bbr3 until it closes.
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        let t = stdout(&out);
+        assert!(
+            t.contains("bpf bbr3: unregistered (pin /sys/fs/bpf/bbrkit/bbr3/link removed)"),
+            "{t}"
+        );
+        let local = conn.client.local_addr().unwrap().to_string();
+        assert!(
+            t.contains("keep the unregistered algorithm until they close") && t.contains(&local),
+            "{t}"
+        );
+        assert_eq!(sysctl_get(CC), "reno");
+        assert!(!registered(), "bbr3 still registered after rollback");
+        assert!(!Path::new(PIN).exists() && !Path::new("/sys/fs/bpf/bbrkit").exists());
+        assert_eq!(
+            cc_of(conn.client.as_raw_fd()),
+            "bbr3",
+            "an open connection keeps its algorithm"
+        );
+        let d = json(&bbrkit(&["--json", "doctor", "--root", &root]));
+        let stuck = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "bpf_stuck_connections");
+        assert!(
+            stuck.is_some_and(|f| f["evidence"].to_string().contains(&local)),
+            "{d}"
+        );
+        drop(conn);
+    });
+    assert_eq!(
+        snapshot(dir.path()),
+        original,
+        "rollback is not byte-identical"
+    );
+}
+
+fn dir_path(root: &str) -> PathBuf {
+    PathBuf::from(root)
+}
+
+#[test]
+#[ignore = "needs root"]
+fn enable_killed_at_each_step_leaves_old_or_new_and_rollback_restores() {
+    const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
+    let points = [
+        "state-written",
+        "bpf-registered",
+        "bpf-pinned",
+        "temp-written:bbrkit-bbr3.service",
+        "temp-written:99-zz-bbrkit.conf",
+        "file-written",
+        "runtime-applied",
+    ];
+    for (round, p) in points.iter().enumerate() {
+        let dir = fixture();
+        let root = root_of(&dir);
+        let file = dir.path().join("etc/sysctl.d/99-zz-bbrkit.conf");
+        let unit = dir.path().join("etc/systemd/system/bbrkit-bbr3.service");
+        let with_old = round % 2 == 0;
+        if with_old {
+            std::fs::write(&file, OLD).unwrap();
+        }
+        let original = snapshot(dir.path());
+        let p = p.to_string();
+        in_sandbox(move || {
+            sysctl_set(CC, "reno");
+            let plan = json(&bbrkit(&[
+                "--json",
+                "enable",
+                "--cc",
+                "bbr3",
+                "--dry-run",
+                "--root",
+                &root,
+            ]));
+            let new = plan["content"].as_str().unwrap().to_string();
+            let out = run(
+                &["enable", "--cc", "bbr3", "--root", &root],
+                &[("BBRKIT_TEST_CRASH_AT", &p)],
+            );
+            assert_eq!(
+                out.status.signal(),
+                Some(libc::SIGKILL),
+                "at {p}: {}",
+                text(&out)
+            );
+            match std::fs::read(&file) {
+                Ok(b) => assert!(
+                    b == new.as_bytes() || (with_old && b == OLD.as_bytes()),
+                    "at {p}: torn file {:?}",
+                    String::from_utf8_lossy(&b)
+                ),
+                Err(_) => assert!(!with_old, "at {p}: old file vanished"),
+            }
+            if let Ok(u) = std::fs::read_to_string(&unit) {
+                assert!(
+                    u.contains("ExecStart=") && u.ends_with("WantedBy=sysinit.target\n"),
+                    "at {p}: torn unit"
+                );
+            }
+            // Never an orphan: registered only through bbrkit's pin.
+            assert_eq!(
+                registered(),
+                Path::new(PIN).exists(),
+                "at {p}: registered {} pin {}",
+                registered(),
+                Path::new(PIN).exists()
+            );
+            let out = bbrkit(&["rollback", "--root", &root]);
+            assert_eq!(code(&out), 0, "at {p}: {}", text(&out));
+            assert_eq!(sysctl_get(CC), "reno", "at {p}: default not restored");
+            assert!(
+                !registered() && !Path::new(PIN).exists(),
+                "at {p}: still registered"
+            );
+        });
+        assert_eq!(
+            snapshot(dir.path()),
+            original,
+            "at {}: rollback not byte-identical",
+            points[round]
+        );
+    }
+}
+
+/// The boot unit's order after a reboot: systemd-sysctl applies the files
+/// first (bbr3 does not exist yet), then the unit's ExecStart runs.
+#[test]
+#[ignore = "needs root"]
+fn simulated_reboot_sysctl_file_first_then_the_unit() {
+    let dir = fixture();
+    let root = root_of(&dir);
+    let original = snapshot(dir.path());
+    let r = root.clone();
+    in_sandbox(move || {
+        sysctl_set(CC, "reno");
+        let out = bbrkit(&["enable", "--cc", "bbr3", "--root", &r]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    });
+    // "Reboot": a new network namespace (its default copied from the
+    // initial one), a new bpffs (no pin), bbr3 unregistered, /run emptied.
+    std::fs::remove_dir_all(dir.path().join("run/bbrkit")).ok();
+    in_sandbox(move || {
+        let file = format!("{root}/etc/sysctl.d/99-zz-bbrkit.conf");
+        let before = sysctl_get(CC);
+        assert_ne!(before, "bbr3");
+        // systemd-sysctl: the expected failure neither fails boot nor logs
+        // (the `-` prefix); the default stays.
+        let sd = Path::new("/usr/lib/systemd/systemd-sysctl");
+        if sd.exists() {
+            let o = Command::new(sd).arg(&file).output().unwrap();
+            assert_eq!(code(&o), 0, "systemd-sysctl failed boot: {}", text(&o));
+            assert_eq!(
+                text(&o).trim(),
+                "",
+                "systemd-sysctl logged the expected failure"
+            );
+        } else {
+            assert!(std::env::var_os("CI").is_none(), "CI must install systemd");
+        }
+        // procps `sysctl -p FILE` (sysvinit boots, an operator): says so
+        // and exits 1, nothing else changes.
+        let o = Command::new("sysctl").args(["-p", &file]).output().unwrap();
+        assert_eq!(code(&o), 1, "{}", text(&o));
+        assert!(
+            text(&o).contains("net.ipv4.tcp_congestion_control\": No such file or directory"),
+            "{}",
+            text(&o)
+        );
+        assert_eq!(sysctl_get(CC), before);
+        // The failure is not hidden: verify and doctor say so before the unit ran.
+        let v = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&v), 1, "{}", text(&v));
+        assert!(
+            has_line(&v, "FAIL bpf.bbr3=not registered"),
+            "{}",
+            stdout(&v)
+        );
+        assert!(
+            has_line(
+                &v,
+                &format!("FAIL net.ipv4.tcp_congestion_control={before} expected=bbr3")
+            ),
+            "{}",
+            stdout(&v)
+        );
+        let d = json(&bbrkit(&["--json", "doctor", "--root", &root]));
+        assert!(
+            d["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["id"] == "bpf_boot_not_run"),
+            "{d}"
+        );
+
+        // The unit's ExecStart, as installed.
+        let unit =
+            std::fs::read_to_string(format!("{root}/etc/systemd/system/bbrkit-bbr3.service"))
+                .unwrap();
+        let exec = unit
+            .lines()
+            .find_map(|l| l.strip_prefix("ExecStart="))
+            .unwrap()
+            .to_string();
+        let mut words = exec.split_whitespace();
+        let o = Command::new(words.next().unwrap())
+            .args(words)
+            .args(["--root", &root])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(registered() && Path::new(PIN).exists());
+        assert_eq!(sysctl_get(CC), "bbr3");
+        let v = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&v), 0, "{}", text(&v));
+        assert!(has_line(&v, "ok   boot_run.bbr3=ok"), "{}", stdout(&v));
+        // A second run (a restart of the unit) changes nothing.
+        let o = Command::new(BIN)
+            .args(["boot", "--cc", "bbr3", "--root", &root])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(
+            text(&o).contains("already registered by bbrkit's pinned link"),
+            "{}",
+            text(&o)
+        );
+
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert!(!registered());
+        assert_eq!(sysctl_get(CC), "reno");
+    });
+    std::fs::remove_dir_all(dir.path().join("run/bbrkit")).ok();
+    assert_eq!(
+        snapshot(dir.path()),
+        original,
+        "rollback after the reboot is not byte-identical"
+    );
+}
+
+/// bbr3 registered by another program (a link this test holds): doctor
+/// names it, enable refuses to take it over and writes nothing.
+#[test]
+#[ignore = "needs root"]
+fn foreign_registration_is_named_and_never_taken_over() {
+    let dir = fixture();
+    let root = root_of(&dir);
+    let original = snapshot(dir.path());
+    in_sandbox(move || {
+        let reg =
+            bbrkit_bpf::bbr3::register(Some(&["bbr3"])).expect("register bbr3 through a link");
+        assert!(registered());
+        let d = json(&bbrkit(&["--json", "doctor", "--root", &root]));
+        let f = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "bpf_foreign")
+            .cloned();
+        assert!(
+            f.as_ref()
+                .is_some_and(|f| f["evidence"].to_string().contains("held by a process")),
+            "{d}"
+        );
+        let out = bbrkit(&["enable", "--cc", "bbr3", "--root", &root]);
+        assert_eq!(code(&out), 2, "{}", text(&out));
+        assert!(text(&out).contains("does not take over"), "{}", text(&out));
+        assert!(!Path::new(PIN).exists());
+        drop(reg);
+    });
+    assert_eq!(
+        snapshot(dir.path()),
+        original,
+        "a refused enable wrote something"
+    );
+}
+
+/// A host without systemd gets a clear refusal, and nothing is written.
+#[test]
+fn no_systemd_is_refused_and_writes_nothing() {
+    if !is_root() {
+        return;
+    }
+    let dir = fixture();
+    std::fs::remove_dir_all(dir.path().join("run/systemd")).unwrap();
+    let root = root_of(&dir);
+    let original = snapshot(dir.path());
+    let out = bbrkit(&["enable", "--cc", "bbr3", "--no-apply", "--root", &root]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    let e = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("bbrkit: --cc bbr3: ") && e.contains("run/systemd/system does not exist"),
+        "{e}"
+    );
+    assert!(e.contains("bbrkit boot --cc bbr3"), "{e}");
+    assert_eq!(snapshot(dir.path()), original);
+}
