@@ -49,6 +49,11 @@ enum Command {
     Conns(cmd::conns::Args),
     /// Prometheus text exposition of the host's congestion-control state.
     Metrics(cmd::metrics::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Write one man page per command into DIR (for packaging).
+    #[command(hide = true)]
+    Manpages(cmd::manpages::Args),
 }
 
 /// Options every command shares.
@@ -86,6 +91,8 @@ fn main() -> ExitCode {
         Command::Sim(a) => cmd::sim::run(a, global),
         Command::Conns(a) => cmd::conns::run(a, global),
         Command::Metrics(a) => cmd::metrics::run(a, global),
+        Command::Completions(a) => cmd::completions::run(a, global),
+        Command::Manpages(a) => cmd::manpages::run(a, global),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

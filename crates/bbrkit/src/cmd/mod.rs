@@ -1,10 +1,12 @@
 //! One module per subcommand: `Args` (clap) and `run(args, global)`.
 
 pub mod check;
+pub mod completions;
 pub mod conns;
 pub mod doctor;
 pub mod enable;
 pub mod lab;
+pub mod manpages;
 pub mod metrics;
 pub mod rollback;
 pub mod sim;
