@@ -79,3 +79,4 @@ if [ "$files_before" != "$files_after" ]; then
 fi
 [ "$(sysctls)" = "$sysctl_before" ] || fail "removal changed a sysctl"
 ok "dpkg --purge left no file behind ($(wc -l <<<"$files_before") paths compared)"
+elapsed deb

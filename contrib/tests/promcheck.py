@@ -58,6 +58,9 @@ def rule_exprs(path, phase):
                 raise SystemExit(f"FAIL prometheus: rule {name} has no live scenario in promcheck.py")
             if RULE_PHASES[name] == phase:
                 out.append((f"rule {name}", r["expr"]))
+                if "alert" in r:
+                    # and Prometheus's own rule manager evaluated it (pending or firing)
+                    out.append((f"ALERTS of {name}", f'ALERTS{{alertname="{name}"}} and on () {r["expr"]}'))
     missing = set(RULE_PHASES) - names
     if missing:
         raise SystemExit(f"FAIL prometheus: promcheck.py lists rules the file lacks: {sorted(missing)}")

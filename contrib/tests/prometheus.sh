@@ -83,22 +83,22 @@ python3 "$here/traffic.py" send $port 3 2000000 300 &
 pids+=($!)
 
 check() {
-	SECONDS=0
+	local t=$SECONDS
 	if ! "$venv/bin/python" "$here/promcheck.py" "$url" "$1" "$2" "$rules" "$dashboard"; then
 		tail -n 20 "$work/prometheus.log" "$work/node-exporter.log" >&2
 		grep -E '^bbrkit_(info|tcp_retrans|tcp_original|sockets)' "$work/textfile/bbrkit.prom" >&2 || true
 		nft list ruleset >&2 || true
 		exit 1
 	fi
-	echo "time prometheus $1: ${SECONDS}s"
+	echo "time prometheus $1: $((SECONDS - t))s"
 }
 check pre 60
 
 "$bin" enable --root "$root" >/dev/null
 nft -f - <<EOF
 table inet bbrkit_test {
-	chain out {
-		type filter hook output priority 0;
+	chain in {
+		type filter hook input priority 0;
 		tcp dport $port numgen random mod 100 < 5 drop
 	}
 }
@@ -110,3 +110,4 @@ check post 120
 kill "${pids[0]}"
 touch -d '10 minutes ago' "$work/textfile/bbrkit.prom"
 check stale 30
+elapsed prometheus
