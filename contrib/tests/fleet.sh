@@ -8,7 +8,7 @@ here=contrib/tests
 CARGO_DEB_VERSION=3.8.0
 log=target/fleet.log
 times=()
-: >"$log"
+mkdir -p target && : >"$log"
 step() { # step NAME COMMAND...: runs it (output also to $log), records its duration
 	local name=$1 t=$SECONDS
 	shift

@@ -22,9 +22,24 @@ pub struct Args {
 /// Runs `bbrkit completions`: the script on stdout (`--json` does not apply:
 /// a completion script is not a document).
 pub fn run(args: Args, _global: Global) -> anyhow::Result<Outcome> {
-    let mut cmd = Cli::command();
+    let mut cmd = visible(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "bbrkit", &mut out);
     crate::emit(&String::from_utf8(out)?)?;
     Ok(Outcome::Ok)
+}
+
+/// `cmd` without its hidden subcommands (`manpages`): clap_complete would
+/// offer them, and clap cannot remove a subcommand, so the top level is
+/// rebuilt from its arguments and visible subcommands.
+fn visible(cmd: clap::Command) -> clap::Command {
+    let subs: Vec<clap::Command> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    clap::Command::new("bbrkit")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(cmd.get_arguments().cloned())
+        .subcommands(subs)
 }
