@@ -75,12 +75,12 @@ play() {
 	echo "$rc"
 }
 
-# check WHAT CHANGED FAILURES RC RESULT: CHANGED is "some" or a number.
+# check WHAT CHANGED FAILED RC RESULT: the RECAP of RESULT must say exactly
+# changed=CHANGED failed=FAILED, and ansible-playbook must have exited RC.
 check() {
 	local what=$1 changed failures rc
 	read -r changed failures rc <<<"$5"
-	if { [ "$2" = some ] && [ "$changed" = 0 ]; } || { [ "$2" != some ] && [ "$changed" != "$2" ]; } ||
-		[ "$failures" != "$3" ] || [ "$rc" != "$4" ]; then
+	if [ "$changed" != "$2" ] || [ "$failures" != "$3" ] || [ "$rc" != "$4" ]; then
 		echo "FAIL ansible: $what: expected changed=$2 failures=$3 rc=$4, got changed=$changed failures=$failures rc=$rc" >&2
 		cat "$work/play.out" >&2
 		exit 1
@@ -103,21 +103,21 @@ make_sandbox "$root"
 vars=(-e bbrkit_root="$root" -e bbrkit_deb="$deb" -e bbrkit_tune=true)
 before=$(snapshot "$root")
 
-check "check mode on a fresh host reports changes" some 0 0 "$(play --check "${vars[@]}")"
+check "check mode on a fresh host reports the install and the enable" 2 0 0 "$(play --check "${vars[@]}")"
 same "check mode changed no file and no sysctl" "$before"
 if dpkg-query -W -f='${Status}' bbrkit 2>/dev/null | grep -q 'ok installed'; then
 	echo "FAIL ansible: check mode installed the package" >&2
 	exit 1
 fi
-check "first run reports changed" some 0 0 "$(play "${vars[@]}")"
+check "first run reports changed: the install and the enable" 2 0 0 "$(play "${vars[@]}")"
 [ "$(cat /proc/sys/net/ipv4/tcp_congestion_control)" = bbr ] || { echo "FAIL ansible: cc is not bbr" >&2; exit 1; }
 [ -f "$root/etc/sysctl.d/99-zz-bbrkit.conf" ] || { echo "FAIL ansible: no 99-zz-bbrkit.conf" >&2; exit 1; }
 enabled=$(snapshot "$root")
 check "second run changes nothing" 0 0 0 "$(play "${vars[@]}")"
 check "check mode on an enabled host changes nothing" 0 0 0 "$(play --check "${vars[@]}")"
-check "check mode with state absent reports the rollback" some 0 0 "$(play --check -e bbrkit_state=absent "${vars[@]}")"
+check "check mode with state absent reports the rollback" 1 0 0 "$(play --check -e bbrkit_state=absent "${vars[@]}")"
 same "check mode with state absent changed nothing" "$enabled"
-check "state absent reports changed" some 0 0 "$(play -e bbrkit_state=absent "${vars[@]}")"
+check "state absent reports changed: the rollback" 1 0 0 "$(play -e bbrkit_state=absent "${vars[@]}")"
 same "state absent restored every file and sysctl byte for byte" "$before"
 check "state absent again changes nothing" 0 0 0 "$(play -e bbrkit_state=absent "${vars[@]}")"
 
@@ -128,9 +128,9 @@ make_sandbox "$bad"
 printf 'net.ipv4.tcp_congestion_control = cubic\n' >>"$bad/etc/sysctl.conf"
 root=$bad
 bad_before=$(snapshot "$bad")
-check "a failing bbrkit verify fails the host" some 1 2 "$(play -e bbrkit_root="$bad" -e bbrkit_deb="$deb" -e bbrkit_force=true)"
+check "a failing bbrkit verify fails the host (after the enable)" 1 1 2 "$(play -e bbrkit_root="$bad" -e bbrkit_deb="$deb" -e bbrkit_force=true)"
 grep -q 'bbrkit verify failed: boot.procps' "$work/play.out" ||
 	{ echo "FAIL ansible: the failure does not name the failing check" >&2; exit 1; }
-check "the failed host rolls back" some 0 0 "$(play -e bbrkit_root="$bad" -e bbrkit_state=absent)"
+check "the failed host rolls back" 1 0 0 "$(play -e bbrkit_root="$bad" -e bbrkit_state=absent)"
 same "the failed host is restored byte for byte" "$bad_before"
 elapsed ansible
