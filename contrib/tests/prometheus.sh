@@ -52,7 +52,7 @@ printf 'net.ipv4.tcp_congestion_control = reno\n' >"$root/etc/sysctl.d/10-reno.c
 exec_start=$(sed -n 's/^ExecStart=//p' "$repo/contrib/systemd/bbrkit-metrics.service")
 read -r -a cmd <<<"${exec_start//\/usr\/bin\/bbrkit/$bin}"
 cmd=("${cmd[@]//\/var\/lib\/prometheus\/node-exporter/$work/textfile}" --root "$root")
-refresh() { while :; do "${cmd[@]}"; sleep 2; done; }
+refresh() { while [ ! -e "$work/stop-refresh" ]; do "${cmd[@]}"; sleep 2; done; }
 refresh &
 pids+=($!)
 
@@ -107,7 +107,8 @@ python3 "$here/traffic.py" send $port 3 2000000 300 &
 pids+=($!)
 check post 120
 
-kill "${pids[0]}"
+touch "$work/stop-refresh"
+wait "${pids[0]}" # no write can come after the touch below
 touch -d '10 minutes ago' "$work/textfile/bbrkit.prom"
 check stale 30
 elapsed prometheus
