@@ -8,7 +8,7 @@
 #
 #   pre    namespace default reno, sandbox boot files set reno: the
 #          "not intended" and "not persisted" alerts' expressions return data
-#   post   `bbrkit enable` (bbr), 5% loss on the sink port (nft), new bbr
+#   post   `bbrkit enable` (bbr), 10% loss on the sink port (nft), new bbr
 #          connections next to the old reno ones: the recording rules, the
 #          old-sockets and retransmit alerts and every dashboard expression
 #          return data
@@ -99,13 +99,13 @@ nft -f - <<EOF
 table inet bbrkit_test {
 	chain in {
 		type filter hook input priority 0;
-		tcp dport $port numgen random mod 100 < 5 drop
+		tcp dport $port numgen random mod 100 < 10 drop
 	}
 }
 EOF
 python3 "$here/traffic.py" send $port 3 2000000 300 &
 pids+=($!)
-check post 120
+check post 180
 
 touch "$work/stop-refresh"
 wait "${pids[0]}" # no write can come after the touch below
