@@ -53,6 +53,11 @@ enum Command {
     Advise(cmd::advise::Args),
     /// What bbrkit-bbr3.service runs at boot: register bbr3 (pinned), then make it the default.
     Boot(cmd::boot::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Write one man page per command into DIR (for packaging).
+    #[command(hide = true)]
+    Manpages(cmd::manpages::Args),
 }
 
 /// Options every command shares.
@@ -92,6 +97,8 @@ fn main() -> ExitCode {
         Command::Metrics(a) => cmd::metrics::run(a, global),
         Command::Advise(a) => cmd::advise::run(a, global),
         Command::Boot(a) => cmd::boot::run(a, global),
+        Command::Completions(a) => cmd::completions::run(a, global),
+        Command::Manpages(a) => cmd::manpages::run(a, global),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

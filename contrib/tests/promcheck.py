@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Queries a live Prometheus for every expression of bbrkit's rules and
+dashboard (contrib/tests/prometheus.sh drives it).
+
+  promcheck.py URL PHASE TIMEOUT RULES.yml DASHBOARD.json
+
+PHASE is `pre` (before the switch), `post` (after it) or `stale` (textfile no
+longer refreshed). Each rule belongs to exactly one phase (RULE_PHASES); a
+rule of the file that is not listed there fails the test, so a new rule needs
+a live scenario. The dashboard's expressions (targets and annotations) are
+checked in `post`, with Grafana's variables replaced by values a dashboard
+would send. Every expression of the phase must return at least one series
+within TIMEOUT seconds, polled once a second. Expressions over metrics that
+`bbrkit metrics` does not export yet (PENDING) are reported, and checked as
+soon as the metric appears in Prometheus.
+"""
+import json
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+import yaml
+
+RULE_PHASES = {
+    "BbrkitDefaultNotIntended": "pre",
+    "BbrkitDefaultNotPersisted": "pre",
+    "instance:bbrkit_tcp_retrans_ratio:rate5m": "post",
+    "instance:bbrkit_default_cc_values:6h": "post",
+    "BbrkitSocketsOnOldAlgorithm": "post",
+    "BbrkitRetransmitsRoseAfterSwitch": "post",
+    "BbrkitBbr3NotRegistered": "post",
+    "BbrkitMetricsStale": "stale",
+}
+# metric -> who adds it; expressions using it are checked once it exists.
+PENDING = {"bbrkit_bpf_registered": "the bbr3 loader (issue 11)"}
+# Grafana's variables, as the dashboard would send them.
+GRAFANA_VARS = {"$__rate_interval": "30s", "$__interval": "15s", "$instance": ".+"}
+
+
+def query(url, expr):
+    q = urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{q}", timeout=10) as r:
+        doc = json.load(r)
+    if doc["status"] != "success":
+        raise SystemExit(f"FAIL prometheus: {expr}: {doc}")
+    return doc["data"]["result"]
+
+
+def rule_exprs(path, phase):
+    names = set()
+    out = []
+    for g in yaml.safe_load(open(path))["groups"]:
+        for r in g["rules"]:
+            name = r.get("alert") or r["record"]
+            names.add(name)
+            if name not in RULE_PHASES:
+                raise SystemExit(f"FAIL prometheus: rule {name} has no live scenario in promcheck.py")
+            if RULE_PHASES[name] == phase:
+                out.append((f"rule {name}", r["expr"]))
+                if "alert" in r:
+                    # and Prometheus's own rule manager evaluated it (pending or firing)
+                    out.append((f"ALERTS of {name}", f'ALERTS{{alertname="{name}"}} and on () {r["expr"]}'))
+    missing = set(RULE_PHASES) - names
+    if missing:
+        raise SystemExit(f"FAIL prometheus: promcheck.py lists rules the file lacks: {sorted(missing)}")
+    return out
+
+
+def dashboard_exprs(path):
+    doc = json.load(open(path))
+    out = []
+    for p in doc["panels"]:
+        for t in p.get("targets", []):
+            out.append((f"panel '{p['title']}' {t['refId']}", t["expr"]))
+    for a in doc["annotations"]["list"]:
+        out.append((f"annotation '{a['name']}'", a["expr"]))
+    for v in doc["templating"]["list"]:
+        if v["type"] == "query":
+            # label_values(METRIC, LABEL) is Grafana's; the series behind it:
+            metric = v["definition"].split("(", 1)[1].split(",", 1)[0]
+            out.append((f"variable ${v['name']}", metric))
+    subst = []
+    for what, expr in out:
+        for k, val in GRAFANA_VARS.items():
+            expr = expr.replace(k, val)
+        if "$" in expr.replace("$1", ""):
+            raise SystemExit(f"FAIL prometheus: {what}: unknown Grafana variable in {expr}")
+        subst.append((what, expr))
+    return subst
+
+
+def main():
+    url, phase, timeout, rules, dashboard = sys.argv[1:6]
+    exprs = rule_exprs(rules, phase)
+    if phase == "post":
+        exprs += dashboard_exprs(dashboard)
+    deadline = time.monotonic() + float(timeout)
+    pending = {}
+    for what, expr in exprs:
+        wait = [m for m in PENDING if m in expr and not query(url, f"count({m})")]
+        if wait:
+            pending[what] = wait[0]
+            continue
+        while True:
+            res = query(url, expr)
+            if res:
+                sample = res[0]
+                labels = {k: v for k, v in sample["metric"].items() if k not in ("job", "instance")}
+                print(f"ok   prometheus {phase}: {what}: {len(res)} series, e.g. {labels} = {sample['value'][1]}")
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"FAIL prometheus {phase}: {what} returned no data within {timeout} s: {expr}")
+            time.sleep(1)
+    for what, metric in pending.items():
+        print(f"pending prometheus {phase}: {what}: {metric} is not exported yet ({PENDING[metric]}); checked once it is")
+
+
+if __name__ == "__main__":
+    main()
