@@ -44,6 +44,15 @@ pub enum LabError {
         #[source]
         source: io::Error,
     },
+    /// Registering a BPF congestion control for the run failed.
+    #[error("{what}")]
+    Bpf {
+        /// What was being done.
+        what: String,
+        /// bbrkit-bpf's error.
+        #[source]
+        source: bbrkit_bpf::BpfError,
+    },
     /// Invalid experiment parameters.
     #[error("{0}")]
     Invalid(String),

@@ -7,6 +7,7 @@
 //! never touch an interface, namespace or sysctl outside its own namespaces.
 
 pub mod blast;
+pub mod bpf_cc;
 pub mod cleanup;
 pub mod emulator;
 pub mod error;

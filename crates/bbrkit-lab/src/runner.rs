@@ -213,6 +213,10 @@ pub struct LabReport {
     pub mtu: u32,
     /// Per condition.
     pub conditions: Vec<ConditionResult>,
+    /// BPF congestion controls among the algorithms, and whether the lab
+    /// registered them for the run (filled by the caller that held them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bpf_algorithms: Vec<crate::bpf_cc::BpfAlgorithm>,
 }
 
 /// Progress events.
@@ -451,6 +455,7 @@ pub fn run(
         cc_on: plan.cc_on,
         mtu: plan.mtu,
         conditions,
+        bpf_algorithms: Vec::new(),
     })
 }
 

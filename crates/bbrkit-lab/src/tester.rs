@@ -136,9 +136,23 @@ pub fn run_test(topo: &Topology, spec: &TestSpec, cancel: &AtomicBool) -> Result
         if spec.cc_on == CcOn::Sender {
             set_cc(&srv, &spec.cc)?;
         }
+        abort_on_close(&client)?;
+        abort_on_close(&srv)?;
         flows.push((Arc::new(client), Arc::new(srv)));
     }
     measure(flows, spec, cancel)
+}
+
+/// `SO_LINGER` 0: closing the socket resets the connection and frees it
+/// at once. A graceful close would leave the sender orphaned with a full
+/// send buffer (FIN_WAIT1/LAST_ACK) after the emulator that carried its
+/// ACKs is gone, retransmitting into a torn-down link for minutes and
+/// keeping the namespace (and a BPF congestion control's struct_ops map)
+/// alive that long.
+fn abort_on_close(sock: &TcpStream) -> Result<()> {
+    socket2::SockRef::from(sock)
+        .set_linger(Some(Duration::ZERO))
+        .map_err(io("SO_LINGER 0"))
 }
 
 fn accept_timeout(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {

@@ -4,7 +4,8 @@
 //! renders the report (table, `--json`, `--out`, `--timeseries`, `--plot`).
 //! The namespaces, emulator, tester and runner live in `bbrkit-lab`. Must
 //! never leave the lab behind: SIGINT/SIGTERM cancel the run, the topology is
-//! dropped, and the process exits 130/143.
+//! dropped, and the process exits 130/143. A BPF algorithm (`--cc bbr3`)
+//! the kernel lacks is registered for the run and unregistered after it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use bbrkit_lab::emulator::EmulatorKind;
 use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, Plan};
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::{Topology, run_prefix};
-use bbrkit_lab::{cleanup, signals};
+use bbrkit_lab::{bpf_cc, cleanup, signals};
 
 use crate::lab_out;
 use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
@@ -207,6 +208,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     }
     let plan = plan(&args)?;
     bbrkit_lab::require_root()?;
+    // bbr3/bbr2 from bbrkit-bpf, registered until `ccs` drops (or the
+    // process ends); an algorithm someone else registered is used as is.
+    let ccs = bpf_cc::register_missing(&plan.algorithms)?;
     runner::validate(&plan)?;
     for path in [&args.out, &args.timeseries, &args.plot]
         .into_iter()
@@ -239,11 +243,14 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     });
     bar.finish_and_clear();
     drop(topo);
+    let bpf_algorithms = ccs.algorithms.clone();
+    drop(ccs);
     if let Some(code) = signals.exit_code() {
         eprintln!("bbrkit: interrupted by signal {}; lab removed", code - 128);
         std::process::exit(code);
     }
-    let report = result?;
+    let mut report = result?;
+    report.bpf_algorithms = bpf_algorithms;
 
     if let Some(path) = &args.out {
         lab_out::write_json(path, &report)?;

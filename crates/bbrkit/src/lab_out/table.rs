@@ -56,6 +56,14 @@ pub fn table(r: &LabReport) -> String {
             .unwrap_or_default(),
         r.seed
     );
+    for b in &r.bpf_algorithms {
+        let how = if b.registered_by_lab {
+            "registered by the lab for this run, unregistered after it"
+        } else {
+            "already registered, used as it is"
+        };
+        let _ = writeln!(out, "{}: BPF struct_ops (bbrkit-bpf), {how}", b.name);
+    }
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["condition".to_string()];
     if let Some(c) = r.conditions.first() {

@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bbr3.bpf.c: BBRv3 (google/bbr branch v3 net/ipv4/tcp_bbr.c, commit
+ * 001a430b3ddb, BBR_VERSION 3) as a BPF struct_ops tcp_congestion_ops for
+ * stock Linux >= 6.10, registered as "bbr3"; and "bbr2", the same code with
+ * the v2alpha parameter values (bbrkit-cc's Bbr3Params::v2()).
+ *
+ * The algorithm is bbrkit-cc's bbr3 module (crates/bbrkit-cc/src/bbr3.rs and
+ * bbr3/ *.rs) function for function, with google's function names, constants
+ * and order; each .h file here is one of its .rs files. Read, not copied.
+ * Every difference from google's file is marked DEVIATION where it happens
+ * and listed in DEVIATIONS.md.
+ *
+ * The model
+ *
+ * BBR estimates the path's bottleneck bandwidth and round-trip propagation
+ * delay, and paces at about bw while keeping about BDP = bw * min_rtt in
+ * flight. BBRv3 bounds that model from above and below with loss and ECN:
+ *
+ *   long-term ("hi") bounds, probed for and cut only on high loss/ECN:
+ *     max_bw      = max(bw_hi[0], bw_hi[1])    max delivery rate, this + last ProbeBW cycle
+ *     inflight_hi                               most data in flight without >2% loss / >50% CE
+ *   short-term ("lo") bounds, cut by beta (x0.7) per round with loss when NOT probing:
+ *     bw_lo, inflight_lo                        reset on REFILL and on leaving PROBE_RTT
+ *   used:
+ *     bw       = min(max_bw, bw_lo)                       pacing_rate = bw * pacing_gain * 0.99
+ *     cwnd     = min(bdp(bw)*cwnd_gain + extra_acked,      (quantized, >= 4 packets)
+ *                    inflight_hi (DOWN/REFILL/UP) | inflight_hi*0.85 (CRUISE, PROBE_RTT),
+ *                    inflight_lo)
+ *     min_rtt  = min RTT over 10 s; probe_rtt_min = min RTT over 5 s (schedules PROBE_RTT)
+ *
+ * State diagram
+ *
+ *              | init
+ *              v
+ *   +-----> STARTUP -- bw plateau (3 rounds < +25%) | loss (>=6 loss events and >2% lost
+ *   |        | gain 2.77/2.0      in a Recovery round) | ECN (2 rounds CE >= 50%)
+ *   |        v
+ *   |      DRAIN  (pacing 0.35) -- inflight <= BDP -+
+ *   |                                               v
+ *   |   +------------------------ PROBE_BW -------------------------------------+
+ *   |   | DOWN (0.91) -- inflight <= min(BDP, inflight_hi - 15%) --> CRUISE (1.0)
+ *   |   |   |  ^                                                     |
+ *   |   |   |  +---- UP (1.25, cwnd gain 2.25): loss>2% | CE>50% |   | probe time:
+ *   |   |   |        plateau | inflight >= inflight_hi after a       | 2-3 s (random) or
+ *   |   |   |        too-high probe                ^                 | min(63, BDP) rounds
+ *   |   |   +-- probe time --------------> REFILL (1.0) <------------+
+ *   |   |                                   +- one round -> UP
+ *   |   +-----------------------------------------------------------------------+
+ *   |        | any state: no lower RTT for 5 s (and not restarting from idle)
+ *   |        v
+ *   +---- PROBE_RTT: cwnd <= max(4, BDP/2) for max(200 ms, 1 round), then
+ *          full_bw_reached ? PROBE_BW DOWN->CRUISE : STARTUP
+ *
+ * Per ACK (bbr3_main, google's bbr_main): [lost-skb check] -> round start ->
+ * ECN alpha -> bw sample -> latest delivery signals -> (fast path) ->
+ * update_model {congestion signals and lower bounds, ACK aggregation,
+ * Startup loss exit, full-bw detector, drain, ProbeBW cycle and upper
+ * bounds, min_rtt and PROBE_RTT} -> gains -> pacing rate -> cwnd -> bound
+ * cwnd by the inflight model -> [send snapshot, telemetry].
+ *
+ * Where the state lives: struct bbr (hot, 104 bytes) in icsk_ca_priv;
+ * struct bbr_cold (undo values, ECN counters, the 256-entry send-snapshot
+ * ring that rebuilds rs->tx_in_flight/rs->lost) in BPF_MAP_TYPE_SK_STORAGE
+ * bbr3_sk_stor, looked up once per ACK; per-socket telemetry in the
+ * LRU hash bbr3_telemetry (telemetry.h), written on every ACK, deleted in
+ * release. Units as google's: packets, bw in packets/µs << 24, gains /256,
+ * min_rtt/PROBE_RTT stamps in ms (HZ=1000 jiffies), ProbeBW clock in µs.
+ */
+#include "kernel.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "telemetry.h"
+#include "bbr3.h"
+
+char _license[] SEC("license") = "Dual BSD/GPL";
+
+/* Cold state and the send-snapshot ring (struct bbr_cold), per socket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bbr_cold);
+} bbr3_sk_stor SEC(".maps");
+
+/* Per-socket model state for bbrkit (telemetry.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct bbr3_sock_key);
+	__type(value, struct bbr3_sock_state);
+} bbr3_telemetry SEC(".maps");
+
+/* Counters of the rebuilt signals (enum bbr3_stat in signals.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 8);
+	__type(key, u32);
+	__type(value, u64);
+} bbr3_stats SEC(".maps");
+
+/*
+ * BBR3_GLOBAL: a global (non-static, never inlined) BPF subprogram. The
+ * verifier checks it once, with its arguments as declared, instead of again
+ * at every call site and on every path there; that keeps bbr3_main's
+ * verification far below the 1M-instruction limit. Its first argument is the
+ * socket as a trusted struct tcp_sock pointer (Linux >= 6.8 "arg:trusted"),
+ * which CA programs may write where the stack allows. Each is google's
+ * function of the same name without the "3" (bbr3_inflight is bbr_inflight);
+ * the macros below keep google's call syntax.
+ */
+#define __arg_trusted __attribute__((btf_decl_tag("arg:trusted")))
+#define BBR3_GLOBAL __attribute__((noinline))
+
+struct bbr_cold;
+u32 bbr3_inflight(struct tcp_sock *tp, u32 bw, int gain);
+int bbr3_update_cycle_phase(struct tcp_sock *tp, const struct bbr_rs *rs,
+			    struct bbr_context *ctx);
+int bbr3_update_min_rtt(struct tcp_sock *tp, const struct bbr_rs *rs);
+int bbr3_check_drain(struct tcp_sock *tp);
+int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
+		      struct bbr_context *ctx);
+int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
+int bbr3_telemetry_update(struct tcp_sock *tp, struct bbr_cold *cold);
+#define bbr_inflight(sk, bw, gain) bbr3_inflight(tcp_sk(sk), (bw), (gain))
+#define bbr_update_cycle_phase(sk, rs, ctx) bbr3_update_cycle_phase(tcp_sk(sk), (rs), (ctx))
+#define bbr_update_min_rtt(sk, rs) bbr3_update_min_rtt(tcp_sk(sk), (rs))
+#define bbr_check_drain(sk) bbr3_check_drain(tcp_sk(sk))
+#define bbr_update_model(sk, rs, ctx) bbr3_update_model(tcp_sk(sk), (rs), (ctx))
+
+/* Forward declarations (google's file has the same few). */
+static u32 bbr_max_bw(const struct sock *sk);
+static u32 bbr_bw(const struct sock *sk);
+static u32 bbr_bdp(struct sock *sk, u32 bw, int gain);
+static u32 bbr_target_inflight(struct sock *sk);
+static u32 bbr_inflight_with_headroom(const struct sock *sk);
+static u32 bbr_packets_in_net_at_edt(struct sock *sk, u32 inflight_now);
+static u32 bbr_ack_aggregation_cwnd(struct sock *sk);
+static bool bbr_is_inflight_too_high(const struct sock *sk, const struct bbr_rs *rs);
+static void bbr_handle_inflight_too_high(struct sock *sk, const struct bbr_rs *rs);
+static bool bbr_adapt_upper_bounds(struct sock *sk, const struct bbr_rs *rs,
+				   struct bbr_context *ctx);
+static void bbr_raise_inflight_hi_slope(struct sock *sk);
+static void bbr_reset_lower_bounds(struct sock *sk);
+static void bbr_reset_congestion_signals(struct sock *sk);
+static void bbr_start_bw_probe_down(struct sock *sk);
+static void bbr_save_cwnd(struct sock *sk);
+static u32 bbr_ecn_cut(struct sock *sk, u32 inflight);
+static struct bbr_cold *bbr_cold(struct sock *sk);
+static bool bbr_is_probing_bandwidth(struct sock *sk);
+static void bbr_start_bw_probe_refill(struct sock *sk, u32 bw_probe_up_rounds);
+static u32 bbr_pacing_gain(struct sock *sk, u32 cycle_idx);
+static u32 bbr_probe_rtt_cwnd(struct sock *sk);
+static void bbr_reset_full_bw(struct sock *sk);
+static void bbr_handle_queue_too_high_in_startup(struct sock *sk);
+static void bbr_check_probe_rtt_done(struct sock *sk);
+
+#include "signals.h"
+#include "pacing.h"
+#include "bounds.h"
+#include "cwnd.h"
+#include "round.h"
+#include "ack_aggregation.h"
+#include "startup.h"
+#include "ecn.h"
+#include "probe_bw.h"
+#include "drain.h"
+#include "probe_rtt.h"
+#include "loss.h"
+
+/* ---- Telemetry (telemetry.h) ---- */
+
+static void bbr3_sock_key(const struct sock *sk, struct bbr3_sock_key *key)
+{
+	const struct sock_common *skc = &sk->__sk_common;
+	int i;
+
+	__builtin_memset(key, 0, sizeof(*key));
+	key->netns_ino = skc->skc_net.net->ns.inum;
+	key->family = skc->skc_family;
+	key->sport = skc->skc_num;
+	key->dport = bpf_ntohs(skc->skc_dport);
+	if (key->family == AF_INET6) {
+		for (i = 0; i < 4; i++) {
+			key->saddr[i] = skc->skc_v6_rcv_saddr.in6_u.u6_addr32[i];
+			key->daddr[i] = skc->skc_v6_daddr.in6_u.u6_addr32[i];
+		}
+	} else {
+		key->saddr[0] = skc->skc_rcv_saddr;
+		key->daddr[0] = skc->skc_daddr;
+	}
+}
+
+static void bbr3_fill_state(struct sock *sk, struct bbr3_sock_state *st)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	st->bw_bps = bbr_bw_bytes_per_sec(sk, bbr_bw(sk)) * 8;
+	st->max_bw_bps = bbr_bw_bytes_per_sec(sk, bbr_max_bw(sk)) * 8;
+	st->bw_lo_bps = bbr->bw_lo == ~0U ? ~0ULL :
+			bbr_bw_bytes_per_sec(sk, bbr->bw_lo) * 8;
+	st->min_rtt_us = bbr->min_rtt_us;
+	st->inflight_hi = bbr->inflight_hi;
+	st->inflight_lo = bbr->inflight_lo;
+	st->pacing_gain = bbr->pacing_gain;
+	st->cwnd_gain = bbr->cwnd_gain;
+	st->cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	st->mode = bbr->mode;
+	/* cycle_idx is UP 0, DOWN 1, CRUISE 2, REFILL 3; telemetry's phase
+	 * is DOWN 0, CRUISE 1, REFILL 2, UP 3 (bbrkit's State order). */
+	st->phase = (bbr->cycle_idx + 3) & 3;
+	st->version = bbr->v2 ? 2 : 3;
+	st->pad8 = 0;
+	st->pad32 = 0;
+	st->updated_ns = bpf_ktime_get_ns();
+}
+
+/* On every ACK: in place when the entry exists (no copy, no LRU insert),
+ * with the key taken in init (built here only without sk_storage). */
+BBR3_GLOBAL int bbr3_telemetry_update(struct tcp_sock *tp __arg_trusted,
+				      struct bbr_cold *cold)
+{
+	struct sock *sk = (struct sock *)tp;
+	struct bbr3_sock_state *v, st;
+	struct bbr3_sock_key key;
+
+	if (cold && cold->key_valid) {
+		v = bpf_map_lookup_elem(&bbr3_telemetry, &cold->key);
+		if (v) {
+			bbr3_fill_state(sk, v);
+			return 0;
+		}
+		bbr3_fill_state(sk, &st);
+		bpf_map_update_elem(&bbr3_telemetry, &cold->key, &st, BPF_ANY);
+		return 0;
+	}
+	bbr3_sock_key(sk, &key);
+	bbr3_fill_state(sk, &st);
+	bpf_map_update_elem(&bbr3_telemetry, &key, &st, BPF_ANY);
+	return 0;
+}
+
+/* ---- bbr_main and the fast path ---- */
+
+/* bbr_update_model. */
+BBR3_GLOBAL int bbr3_update_model(struct tcp_sock *tp __arg_trusted,
+				  const struct bbr_rs *rs,
+				  struct bbr_context *ctx)
+{
+	struct sock *sk = (struct sock *)tp;
+
+	if (!rs || !ctx)	/* global subprogram: pointers may be NULL */
+		return 0;
+	bbr_update_congestion_signals(sk, rs, ctx);
+	bbr_update_ack_aggregation(sk, rs);
+	bbr_check_loss_too_high_in_startup(sk, rs);
+	bbr_check_full_bw_reached(sk, rs, ctx);
+	bbr_check_drain(sk);
+	bbr_update_cycle_phase(sk, rs, ctx);
+	bbr_update_min_rtt(sk, rs);
+	return 0;
+}
+
+/* The control half of bbr_main: gains, pacing rate, cwnd, inflight bounds. */
+BBR3_GLOBAL int bbr3_update_control(struct tcp_sock *tp __arg_trusted,
+				    const struct bbr_rs *rs)
+{
+	struct sock *sk = (struct sock *)tp;
+	struct bbr *bbr = inet_csk_ca(sk);
+	u32 bw;
+
+	if (!rs)	/* global subprogram: pointers may be NULL */
+		return 0;
+	bbr_update_gains(sk);
+	bw = bbr_bw(sk);
+	bbr_set_pacing_rate(sk, bw, bbr->pacing_gain);
+	bbr_set_cwnd(sk, rs->acked_sacked, bw, bbr->cwnd_gain);
+	bbr_bound_cwnd_for_inflight_model(sk);
+	return 0;
+}
+
+/* bbr_run_fast_path: on an app-limited ACK with no news (sample below
+ * max_bw, no loss/ECN, cwnd at target) skip the model update, and the
+ * control update too if nothing changed. Returns true to skip both. */
+static bool bbr_run_fast_path(struct sock *sk, bool *update_model,
+			      const struct bbr_rs *rs, struct bbr_context *ctx)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	u32 prev_min_rtt_us, prev_mode;
+
+	if (bbr_param(sk, fast_path) && bbr->try_fast_path &&
+	    rs->is_app_limited && ctx->sample_bw < bbr_max_bw(sk) &&
+	    !bbr->loss_in_round && !bbr->ecn_in_round) {
+		prev_mode = bbr->mode;
+		prev_min_rtt_us = bbr->min_rtt_us;
+		bbr_check_drain(sk);
+		bbr_update_cycle_phase(sk, rs, ctx);
+		bbr_update_min_rtt(sk, rs);
+
+		if (bbr->mode == prev_mode &&
+		    bbr->min_rtt_us == prev_min_rtt_us &&
+		    bbr->try_fast_path) {
+			return true;
+		}
+
+		/* Skip model update, but control still needs to be updated */
+		*update_model = false;
+	}
+	return false;
+}
+
+/* bbr_main (the 4-argument cong_control of Linux >= 6.10). */
+static void bbr_main(struct sock *sk, int flag, const struct rate_sample *krs)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_context ctx = { 0 };
+	bool update_model = true;
+	struct bbr_cold *cold;
+	struct bbr_rs rs = {};
+
+	cold = bbr_cold(sk);
+	bbr3_fill_rs(tcp_sk(sk), flag, krs, cold, &rs);
+	/* DEVIATION: google's ops->skb_marked_lost ran for each lost skb
+	 * just before this; see bbr_skb_marked_lost. */
+	if (rs.losses)
+		bbr_skb_marked_lost(sk, &rs);
+
+	bbr_update_round_start(sk, &rs);
+	if (bbr->round_start) {
+		bbr->rounds_since_probe =
+			min_t(s32, bbr->rounds_since_probe + 1, 0xFF);
+		bbr_update_ecn_alpha(sk, cold);
+	}
+	/* DEVIATION: no Protective Load Balancing (bbr_plb): one path only. */
+
+	bbr->ecn_in_round  |= (bbr->ecn_eligible && rs.is_ece);
+	bbr_calculate_bw_sample(&rs, &ctx);
+	bbr_update_latest_delivery_signals(sk, &rs, &ctx);
+
+	if (bbr_run_fast_path(sk, &update_model, &rs, &ctx))
+		goto out;
+
+	if (update_model)
+		bbr_update_model(sk, &rs, &ctx);
+
+	bbr3_update_control(tcp_sk(sk), &rs);
+
+out:
+	bbr_advance_latest_delivery_signals(sk, &rs, &ctx);
+	bbr->prev_ca_state = bbr_ca_state(sk);
+	bbr->loss_in_cycle |= rs.lost > 0;
+	bbr->ecn_in_cycle  |= rs.delivered_ce > 0;
+
+	if (cold)
+		bbr3_tx_record(tcp_sk(sk), cold);
+	bbr3_telemetry_update(tcp_sk(sk), cold);
+}
+
+/* bbr_init. */
+static void bbr_init(struct sock *sk, bool v2)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_cold *cold;
+
+	__builtin_memset(bbr, 0, sizeof(*bbr));
+	bbr->initialized = 1;
+	bbr->v2 = v2;
+
+	bbr->init_cwnd = min(0x7FU, tcp_snd_cwnd(tp));
+	bbr->prior_cwnd = tp->prior_cwnd;
+	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	bbr->next_rtt_delivered = tp->delivered;
+	bbr->prev_ca_state = TCP_CA_Open;
+
+	bbr->probe_rtt_done_stamp = 0;
+	bbr->probe_rtt_round_done = 0;
+	bbr->probe_rtt_min_us = tcp_min_rtt(tp);
+	bbr->probe_rtt_min_stamp = bbr_jiffies(tp);
+	bbr->min_rtt_us = tcp_min_rtt(tp);
+	bbr->min_rtt_stamp = bbr_jiffies(tp);
+
+	bbr->has_seen_rtt = 0;
+	bbr_init_pacing_rate_from_rtt(sk);
+
+	bbr->round_start = 0;
+	bbr->idle_restart = 0;
+	bbr->full_bw_reached = 0;
+	bbr->full_bw = 0;
+	bbr->full_bw_cnt = 0;
+	bbr->cycle_mstamp = 0;
+	bbr->cycle_idx = 0;
+
+	bbr->mode = BBR_STARTUP;	/* bbr_reset_startup_mode */
+
+	bbr->ack_epoch_mstamp = (u32)tp->tcp_mstamp;
+	bbr->ack_epoch_acked = 0;
+	bbr->extra_acked_win_rtts = 0;
+	bbr->extra_acked_win_idx = 0;
+	bbr->extra_acked[0] = 0;
+	bbr->extra_acked[1] = 0;
+
+	bbr->ce_state = 0;
+	bbr->try_fast_path = 0;
+
+	/* cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED) */
+	if (sk->sk_pacing_status == SK_PACING_NONE)
+		sk->sk_pacing_status = SK_PACING_NEEDED;
+
+	/* Start sampling ECN mark rate after first full flight is ACKed: */
+	bbr->loss_round_delivered = tp->delivered + 1;
+	bbr->loss_round_start = 0;
+	bbr->loss_events_in_round = 0;
+	bbr->startup_ecn_rounds = 0;
+	bbr_reset_congestion_signals(sk);
+	bbr->bw_lo = ~0U;
+	bbr->bw_hi[0] = 0;
+	bbr->bw_hi[1] = 0;
+	bbr->inflight_lo = ~0U;
+	bbr->inflight_hi = ~0U;
+	bbr_reset_full_bw(sk);
+	bbr->bw_probe_up_cnt = ~0U;
+	bbr->bw_probe_up_acks = 0;
+	bbr->bw_probe_up_rounds = 0;
+	bbr->probe_wait_us = 0;
+	bbr->stopped_risky_probe = 0;
+	bbr->ack_phase = BBR_ACKS_INIT;
+	bbr->rounds_since_probe = 0;
+	bbr->bw_probe_samples = 0;
+	bbr->prev_probe_too_high = 0;
+	bbr->ecn_eligible = 0;
+	bbr->ecn_alpha = bbr_param(sk, ecn_alpha_init);
+	/* DEVIATION: tp->fast_ack_mode (google-only field) and
+	 * TCP_ECN_ECT_PERMANENT (only with ECN_LOW) are not available. */
+
+	cold = bpf_sk_storage_get(&bbr3_sk_stor, sk, NULL,
+				  BPF_SK_STORAGE_GET_F_CREATE);
+	if (!cold) {
+		bbr3_count(BBR3_STAT_COLD_MISSING);
+		return;
+	}
+	cold->undo_bw_lo = 0;
+	cold->undo_inflight_lo = 0;
+	cold->undo_inflight_hi = 0;
+	cold->alpha_last_delivered = 0;
+	cold->alpha_last_delivered_ce = 0;
+	cold->tx_head = 0;
+	bbr3_sock_key(sk, &cold->key);
+	cold->key_valid = 1;
+	bbr3_tx_record(tp, cold);
+}
+
+/* bbr_cwnd_event. */
+static void bbr_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (event == CA_EVENT_TX_START) {
+		if (!tp->app_limited)
+			return;
+		bbr->idle_restart = 1;
+		bbr->ack_epoch_mstamp = (u32)tp->tcp_mstamp;
+		bbr->ack_epoch_acked = 0;
+		/* Avoid pointless buffer overflows: pace at est. bw if we don't
+		 * need more speed (we're restarting from idle and app-limited). */
+		if (bbr->mode == BBR_PROBE_BW)
+			bbr_set_pacing_rate(sk, bbr_bw(sk), BBR_UNIT);
+		else if (bbr->mode == BBR_PROBE_RTT)
+			bbr_check_probe_rtt_done(sk);
+	} else if ((event == CA_EVENT_ECN_IS_CE ||
+		    event == CA_EVENT_ECN_NO_CE) &&
+		   bbr_can_use_ecn(sk) &&
+		   bbr_param(sk, precise_ece_ack)) {
+		/* DEVIATION: dctcp_ece_ack_update() (receiver: ACK at once
+		 * when the CE state flips) is not callable from BPF; only the
+		 * state is kept. Unreachable without ECN_LOW (ecn.h). */
+		bbr->ce_state = event == CA_EVENT_ECN_IS_CE;
+	}
+	/* CA_EVENT_TLP_RECOVERY does not exist in stock kernels: see
+	 * bbr3_set_state. */
+}
+
+/* ---- struct_ops programs ---- */
+
+/* DEVIATION: google's ops have .tso_segs (the skb size at transmit); stock
+ * kernels only ask for .min_tso_segs, the floor of tcp_tso_autosize(),
+ * which itself budgets pacing_rate >> pacing_shift plus the same min_rtt
+ * allowance (tcp_tso_rtt_log 9). Returning google's bbr_tso_segs() as that
+ * floor gives the same size (autosize can only raise it). */
+static __always_inline u32 bbr3_tso_segs(struct sock *sk)
+{
+	return bbr_tso_segs_generic(sk, tcp_sk(sk)->mss_cache,
+				    sk->sk_gso_max_size);
+}
+
+/* set_state, plus the two events stock kernels do not send (loss.h). */
+static __always_inline void bbr3_do_set_state(struct sock *sk, u8 new_state)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (new_state == TCP_CA_Loss && bbr->initialized)
+		bbr_note_loss(sk);	/* RTO marked the flight lost */
+	if (new_state == TCP_CA_CWR && bbr_vparam(sk, loss_probe_recovery) &&
+	    BPF_CORE_READ_BITFIELD(tcp_sk(sk), tlp_retrans)) {
+		bbr3_count(BBR3_STAT_TLP_RECOVERY);
+		bbr_run_loss_probe_recovery(sk);
+	}
+	bbr_set_state(sk, new_state);
+}
+
+/* release: drop the telemetry entry (by the key taken in init: the local
+ * port is already 0 here) and the sk_storage. */
+static __always_inline void bbr3_release_sock(struct sock *sk)
+{
+	struct bbr_cold *cold = bbr_cold(sk);
+	struct bbr3_sock_key key;
+
+	if (cold && cold->key_valid) {
+		bpf_map_delete_elem(&bbr3_telemetry, &cold->key);
+	} else {
+		bbr3_sock_key(sk, &key);	/* best effort; else LRU ages it out */
+		bpf_map_delete_elem(&bbr3_telemetry, &key);
+	}
+	bpf_sk_storage_delete(&bbr3_sk_stor, sk);
+}
+
+/* One set of programs per registered name: PFX is the program-name prefix,
+ * V2 the parameter set given to init (the other ops read it from state). */
+#define BBR3_OPS_PROGRAMS(PFX, V2)						\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##init, struct sock *sk)					\
+{										\
+	bbr_init(sk, V2);							\
+}										\
+										\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##release, struct sock *sk)					\
+{										\
+	bbr3_release_sock(sk);							\
+}										\
+										\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##main, struct sock *sk, u32 ack, int flag,			\
+	      const struct rate_sample *rs)					\
+{										\
+	bbr_main(sk, flag, rs);							\
+}										\
+										\
+SEC("struct_ops")								\
+u32 BPF_PROG(PFX##ssthresh, struct sock *sk)					\
+{										\
+	return bbr_ssthresh(sk);						\
+}										\
+										\
+SEC("struct_ops")								\
+u32 BPF_PROG(PFX##undo_cwnd, struct sock *sk)					\
+{										\
+	return bbr_undo_cwnd(sk);						\
+}										\
+										\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##set_state, struct sock *sk, u8 new_state)			\
+{										\
+	bbr3_do_set_state(sk, new_state);					\
+}										\
+										\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##cwnd_event, struct sock *sk, enum tcp_ca_event event)	\
+{										\
+	bbr_cwnd_event(sk, event);						\
+}										\
+										\
+SEC("struct_ops")								\
+u32 BPF_PROG(PFX##min_tso, struct sock *sk)					\
+{										\
+	return bbr3_tso_segs(sk);						\
+}										\
+										\
+/* bbr_sndbuf_expand: provision 3 * cwnd since BBR may slow-start even	\
+ * during recovery. */								\
+SEC("struct_ops")								\
+u32 BPF_PROG(PFX##sndbuf, struct sock *sk)					\
+{										\
+	return 3;								\
+}
+
+/* TCP_CONG_NON_RESTRICTED (include/net/tcp.h): unprivileged users may pick
+ * it, as google's and Linux's bbr. TCP_CONG_WANTS_CE_EVENTS is google-only. */
+#define TCP_CONG_NON_RESTRICTED 0x1
+
+#ifdef BBR3_PLAIN_STRUCT_OPS	/* quick checks with libbpf < 1.2 only */
+#define BBR3_OPS_SEC ".struct_ops"
+#else
+#define BBR3_OPS_SEC ".struct_ops.link"
+#endif
+
+#define BBR3_OPS_MAP(VAR, PFX, NAME)						\
+SEC(BBR3_OPS_SEC)								\
+struct tcp_congestion_ops VAR = {						\
+	.flags		= TCP_CONG_NON_RESTRICTED,				\
+	.init		= (void *)PFX##init,					\
+	.release	= (void *)PFX##release,					\
+	.cong_control	= (void *)PFX##main,					\
+	.sndbuf_expand	= (void *)PFX##sndbuf,					\
+	.undo_cwnd	= (void *)PFX##undo_cwnd,				\
+	.cwnd_event	= (void *)PFX##cwnd_event,				\
+	.ssthresh	= (void *)PFX##ssthresh,				\
+	.min_tso_segs	= (void *)PFX##min_tso,					\
+	.set_state	= (void *)PFX##set_state,				\
+	.name		= NAME,							\
+};
+
+BBR3_OPS_PROGRAMS(bbr3_, false)
+BBR3_OPS_MAP(bbr3, bbr3_, "bbr3")
+
+BBR3_OPS_PROGRAMS(bbr3_v2_, true)
+BBR3_OPS_MAP(bbr2, bbr3_v2_, "bbr2")

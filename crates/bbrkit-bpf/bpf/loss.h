@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * loss.h: loss signals and loss recovery: the per-lost-skb check, TLP
+ * repaired loss, recovery entry (ssthresh), RTO (set_state(Loss)), undo.
+ * bbrkit-cc: bbr3/loss.rs. BBRv3 has no packet conservation in fast
+ * recovery (unlike v1): the model bounds are the response. The stack's own
+ * recovery (PRR) does not run for a CA with cong_control.
+ */
+
+/* bbr_save_cwnd: remember the last known good cwnd (not one cut by recovery
+ * or PROBE_RTT). */
+static void bbr_save_cwnd(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (bbr->prev_ca_state < TCP_CA_Recovery && bbr->mode != BBR_PROBE_RTT)
+		bbr->prior_cwnd = tcp_snd_cwnd(tp);  /* this cwnd is good enough */
+	else  /* loss recovery or BBR_PROBE_RTT have temporarily cut cwnd */
+		bbr->prior_cwnd = max(bbr->prior_cwnd, tcp_snd_cwnd(tp));
+}
+
+/* bbr_note_loss: mark the current round trip as a loss round; the first
+ * loss of a round re-anchors it so it ends one round after that loss. */
+static void bbr_note_loss(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	/* Capture "current" data over the full round trip of loss, to
+	 * have a better chance of observing the full capacity of the path. */
+	if (!bbr->loss_in_round)  /* first loss in this round trip? */
+		bbr->loss_round_delivered = tp->delivered;  /* set round trip */
+	bbr->loss_in_round = 1;
+	bbr->loss_in_cycle = 1;
+}
+
+/* bbr_skb_marked_lost. google: ops->skb_marked_lost(sk, skb), called for
+ * every skb the stack marks lost, with that skb's tx.in_flight/tx.lost.
+ * DEVIATION: stock kernels have no such op. bbr3_main calls this once per
+ * ACK that marked rs->losses > 0 packets lost (the stack marks them just
+ * before cong_control, as google's op would run just before bbr_main),
+ * treating them as one skb of pcount = losses whose send snapshot is that
+ * of the ACK's sampled skb (signals.h); bbr3_set_state does the same for an
+ * RTO (without the probing check: no sample). */
+static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_rs rs = {};
+
+	bbr_note_loss(sk);
+
+	if (!bbr->bw_probe_samples)
+		return;  /* not an skb sent while probing for bandwidth */
+	if (!ack_rs->tx_in_flight)
+		return;  /* no send snapshot for this ACK */
+	/* We are probing for bandwidth. Construct a rate sample that
+	 * estimates what happened in the flight leading up to this lost skb,
+	 * then see if the loss rate went too high, and if so at which packet. */
+	rs.tx_in_flight = ack_rs->tx_in_flight;
+	rs.lost = ack_rs->lost;
+	rs.is_app_limited = ack_rs->is_app_limited;
+	if (bbr_is_inflight_too_high(sk, &rs)) {
+		rs.tx_in_flight = bbr_inflight_hi_from_lost_skb(sk, &rs,
+								ack_rs->losses);
+		bbr_handle_inflight_too_high(sk, &rs);
+	}
+}
+
+/* bbr_run_loss_probe_recovery (google: CA_EVENT_TLP_RECOVERY): a tail-loss
+ * probe repaired the loss of one segment.
+ * DEVIATION: stock kernels send no such event; bbr3_set_state calls this on
+ * entering CWR while tp->tlp_retrans is set, which is how
+ * tcp_process_tlp_ack() reports a TLP-repaired loss (see DEVIATIONS.md).
+ * tlp_orig_data_app_limited does not exist in stock kernels: whether the
+ * flow is app-limited now (tp->app_limited) stands in. */
+static void bbr_run_loss_probe_recovery(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_rs rs = {};
+
+	bbr_note_loss(sk);
+
+	if (!bbr->bw_probe_samples)
+		return;  /* not sent while probing for bandwidth */
+	/* We are probing for bandwidth. Construct a rate sample that
+	 * estimates what happened in the flight leading up to this
+	 * loss, then see if the loss rate went too high. */
+	rs.lost = 1;	/* TLP probe repaired loss of a single segment */
+	rs.tx_in_flight = bbr->inflight_latest + rs.lost;
+	rs.is_app_limited = tp->app_limited != 0;
+	if (bbr_is_inflight_too_high(sk, &rs))
+		bbr_handle_inflight_too_high(sk, &rs);
+}
+
+/* bbr_undo_cwnd: the recovery was spurious; reset the plateau detector and
+ * restore the bounds saved at recovery entry. */
+static u32 bbr_undo_cwnd(struct sock *sk)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_cold *cold = bbr_cold(sk);
+
+	bbr_reset_full_bw(sk); /* spurious slow-down; reset full bw detector */
+	bbr->loss_in_round = 0;
+
+	/* Revert to cwnd and other state saved before loss episode. */
+	if (cold) {
+		bbr->bw_lo = max(bbr->bw_lo, cold->undo_bw_lo);
+		bbr->inflight_lo = max(bbr->inflight_lo, cold->undo_inflight_lo);
+		bbr->inflight_hi = max(bbr->inflight_hi, cold->undo_inflight_hi);
+	}
+	bbr->try_fast_path = 0;  /* take slow path to set proper cwnd, pacing */
+	return bbr->prior_cwnd;
+}
+
+/* bbr_ssthresh: entering recovery; save cwnd and the loss-adapted bounds
+ * for undo. Returns ssthresh unchanged (BBR does not use it). */
+static u32 bbr_ssthresh(struct sock *sk)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr_cold *cold = bbr_cold(sk);
+
+	bbr_save_cwnd(sk);
+	/* For undo, save state that adapts based on loss signal. */
+	if (cold) {
+		cold->undo_bw_lo	= bbr->bw_lo;
+		cold->undo_inflight_lo	= bbr->inflight_lo;
+		cold->undo_inflight_hi	= bbr->inflight_hi;
+	}
+	return tcp_sk(sk)->snd_ssthresh;
+}
+
+/* bbr_exit_loss_recovery: on leaving Loss, restore cwnd. */
+static void bbr_exit_loss_recovery(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	tcp_snd_cwnd_set(tp, max(tcp_snd_cwnd(tp), bbr->prior_cwnd));
+	bbr->try_fast_path = 0; /* bound cwnd using latest model */
+}
+
+/* bbr_set_state: on RTO reset the plateau detector and, when not probing,
+ * start inflight_lo from the pre-RTO cwnd so the next loss round cuts from
+ * there; on leaving Loss restore cwnd.
+ * DEVIATION: no PLB rehash bookkeeping on RTO. */
+static void bbr_set_state(struct sock *sk, u8 new_state)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (new_state == TCP_CA_Loss) {
+
+		bbr->prev_ca_state = TCP_CA_Loss;
+		/* The tcp_write_timeout() call to sk_rethink_txhash() likely
+		 * repathed this flow, so re-learn the min network RTT on the
+		 * new path: */
+		bbr_reset_full_bw(sk);
+		if (!bbr_is_probing_bandwidth(sk) && bbr->inflight_lo == ~0U) {
+			/* bbr_adapt_lower_bounds() needs cwnd before
+			 * we suffered an RTO, to update inflight_lo: */
+			bbr->inflight_lo =
+				max(tcp_snd_cwnd(tp), bbr->prior_cwnd);
+		}
+	} else if (bbr->prev_ca_state == TCP_CA_Loss &&
+		   new_state != TCP_CA_Loss) {
+		bbr_exit_loss_recovery(sk);
+	}
+}

@@ -1,0 +1,83 @@
+//! The error type of the BPF side. Owns the wording of every failure; the
+//! underlying libbpf or OS error is the `source`, so an error-chain printer
+//! names each cause once.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong loading, registering or reading a BPF
+/// congestion control.
+#[derive(Debug, thiserror::Error)]
+pub enum BpfError {
+    /// The object file could not be read or parsed.
+    #[error("open BPF object {object}")]
+    Open {
+        /// File name or embedded object name.
+        object: String,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// The verifier refused a program. `log` is its full log (level 1,
+    /// asked for only on the retry after the refusal).
+    #[error("the kernel's verifier refused BPF program {program} of {object}: {reason}")]
+    Refused {
+        /// Object name.
+        object: String,
+        /// Program name.
+        program: String,
+        /// The last line of the verifier log (its verdict).
+        reason: String,
+        /// The whole verifier log.
+        log: String,
+    },
+    /// Loading failed for another reason (map creation, BTF, struct_ops
+    /// layout). `detail` carries libbpf's own warnings.
+    #[error("load BPF object {object}{detail}")]
+    Load {
+        /// Object name.
+        object: String,
+        /// libbpf's warnings, as `: ...`, or empty.
+        detail: String,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Registering a struct_ops map (creating its link) failed.
+    #[error("register struct_ops {map}")]
+    Register {
+        /// The struct_ops map.
+        map: String,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Pinning or unpinning in bpffs failed.
+    #[error("pin {path}")]
+    Pin {
+        /// The bpffs path.
+        path: PathBuf,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Removing bbrkit's pins failed.
+    #[error("unpin {ca}")]
+    Unpin {
+        /// The congestion control.
+        ca: String,
+        /// The OS error (names the path).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The object has no map or program of that name.
+    #[error("BPF object {object} has no {what}")]
+    Missing {
+        /// Object name.
+        object: String,
+        /// What was looked for.
+        what: String,
+    },
+}
+
+/// Result alias for the BPF side.
+pub type Result<T> = std::result::Result<T, BpfError>;

@@ -1,0 +1,415 @@
+//! Run-time detection of what a BPF congestion control needs from this
+//! kernel and process, each with its evidence or a one-line reason.
+//!
+//! Probes, not version numbers, wherever the kernel exposes the fact: its
+//! BTF says whether `tcp_congestion_ops` can be a struct_ops, how many
+//! arguments `cong_control` takes and whether struct_ops links exist. Pacing
+//! writes (a verifier rule) are only visible through the kernel version.
+//!
+//! | feature | since | how it is detected |
+//! |---|---|---|
+//! | kernel BTF | 5.4 (CO-RE) | `/sys/kernel/btf/vmlinux` parses |
+//! | struct_ops `tcp_congestion_ops` | 5.6 | BTF type `bpf_struct_ops_tcp_congestion_ops` |
+//! | pacing writes (`sk_pacing_rate`, `sk_pacing_status`) | 6.0 | kernel version |
+//! | struct_ops links | 6.4 | BTF enum `bpf_link_type` has `BPF_LINK_TYPE_STRUCT_OPS` |
+//! | 4-argument `cong_control` | 6.10 | BTF: parameters of `tcp_congestion_ops.cong_control` |
+//! | bpffs | — | `statfs(/sys/fs/bpf)` is `BPF_FS_MAGIC` (needed to pin only) |
+//! | lockdown | — | `/sys/kernel/security/lockdown` (reported; struct_ops is allowed) |
+//! | privileges | — | `CapEff` has CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN (or CAP_SYS_ADMIN) |
+
+use std::path::Path;
+
+use libbpf_rs::btf::types::{Enum, FuncProto, Ptr, Struct};
+use libbpf_rs::btf::{Btf, BtfType, ReferencesType};
+
+/// Kernel BTF.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+/// Where bpffs is normally mounted.
+pub const BPFFS: &str = "/sys/fs/bpf";
+const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+/// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
+const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
+
+/// One thing the BPF side needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeatureId {
+    /// Kernel BTF at `/sys/kernel/btf/vmlinux`.
+    KernelBtf,
+    /// `tcp_congestion_ops` can be implemented as a BPF struct_ops.
+    StructOpsTcp,
+    /// A BPF CA may write `sk_pacing_rate` and `sk_pacing_status`.
+    PacingWrites,
+    /// struct_ops maps registered through links (`.struct_ops.link`).
+    StructOpsLink,
+    /// `cong_control(sk, ack, flag, rs)` with 4 arguments.
+    CongControl4,
+    /// bpffs mounted at `/sys/fs/bpf` (only needed to pin).
+    Bpffs,
+    /// Kernel lockdown mode (informational).
+    Lockdown,
+    /// The process may load and register struct_ops.
+    Privileges,
+}
+
+impl FeatureId {
+    /// The first mainline kernel with the feature (`None`: not a kernel feature).
+    pub fn since(self) -> Option<&'static str> {
+        match self {
+            FeatureId::KernelBtf => Some("5.4"),
+            FeatureId::StructOpsTcp => Some("5.6"),
+            FeatureId::PacingWrites => Some("6.0"),
+            FeatureId::StructOpsLink => Some("6.4"),
+            FeatureId::CongControl4 => Some("6.10"),
+            FeatureId::Bpffs | FeatureId::Lockdown | FeatureId::Privileges => None,
+        }
+    }
+
+    /// Whether loading bbr3 is impossible without it (bpffs is only needed
+    /// to pin; lockdown is reported, not required).
+    pub fn required(self) -> bool {
+        !matches!(self, FeatureId::Bpffs | FeatureId::Lockdown)
+    }
+}
+
+/// The outcome of one probe.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Feature {
+    /// What was probed.
+    pub id: FeatureId,
+    /// Whether it is there.
+    pub present: bool,
+    /// Evidence when present, the one-line reason when absent.
+    pub detail: String,
+}
+
+/// Every probe, in the order of the table above.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Features {
+    /// `/proc/sys/kernel/osrelease`.
+    pub kernel: String,
+    /// One entry per [`FeatureId`].
+    pub features: Vec<Feature>,
+}
+
+impl Features {
+    /// Probes this kernel and process.
+    pub fn detect() -> Features {
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        let btf = Btf::from_vmlinux();
+        let mut features = vec![match &btf {
+            Ok(_) => found(FeatureId::KernelBtf, format!("{VMLINUX_BTF} parsed")),
+            Err(e) => absent(
+                FeatureId::KernelBtf,
+                format!("no kernel BTF ({VMLINUX_BTF}: {e})"),
+            ),
+        }];
+        let btf = btf.ok();
+        features.push(struct_ops_tcp(btf.as_ref()));
+        features.push(pacing_writes(&kernel));
+        features.push(struct_ops_link(btf.as_ref()));
+        features.push(cong_control_4(btf.as_ref()));
+        features.push(bpffs(Path::new(BPFFS)));
+        features.push(lockdown());
+        features.push(privileges(&read_cap_eff()));
+        Features { kernel, features }
+    }
+
+    /// The entry for `id`.
+    pub fn get(&self, id: FeatureId) -> Option<&Feature> {
+        self.features.iter().find(|f| f.id == id)
+    }
+
+    /// Ok when every required feature is present, else the first missing
+    /// one's reason.
+    pub fn can_register(&self) -> Result<(), String> {
+        match self.features.iter().find(|f| f.id.required() && !f.present) {
+            None => Ok(()),
+            Some(f) => Err(f.detail.clone()),
+        }
+    }
+}
+
+fn found(id: FeatureId, detail: String) -> Feature {
+    Feature {
+        id,
+        present: true,
+        detail,
+    }
+}
+
+fn absent(id: FeatureId, detail: String) -> Feature {
+    Feature {
+        id,
+        present: false,
+        detail,
+    }
+}
+
+fn no_btf(id: FeatureId) -> Feature {
+    absent(id, "unknown without kernel BTF".into())
+}
+
+fn struct_ops_tcp(btf: Option<&Btf<'_>>) -> Feature {
+    const TY: &str = "bpf_struct_ops_tcp_congestion_ops";
+    let id = FeatureId::StructOpsTcp;
+    match btf {
+        None => no_btf(id),
+        Some(b) if b.type_by_name::<Struct<'_>>(TY).is_some() => {
+            found(id, format!("kernel BTF has struct {TY}"))
+        }
+        Some(_) => absent(
+            id,
+            format!(
+                "kernel BTF has no {TY}: no BPF congestion controls (Linux < 5.6 or CONFIG_BPF_JIT off)"
+            ),
+        ),
+    }
+}
+
+fn struct_ops_link(btf: Option<&Btf<'_>>) -> Feature {
+    const MEMBER: &str = "BPF_LINK_TYPE_STRUCT_OPS";
+    let id = FeatureId::StructOpsLink;
+    let Some(b) = btf else { return no_btf(id) };
+    let has = b
+        .type_by_name::<Enum<'_>>("bpf_link_type")
+        .is_some_and(|e| e.iter().any(|m| m.name.is_some_and(|n| n == MEMBER)));
+    if has {
+        found(id, format!("enum bpf_link_type has {MEMBER}"))
+    } else {
+        absent(
+            id,
+            format!(
+                "kernel has no {MEMBER} (Linux < 6.4): a registration would outlive a crashed bbrkit"
+            ),
+        )
+    }
+}
+
+fn cong_control_4(btf: Option<&Btf<'_>>) -> Feature {
+    let id = FeatureId::CongControl4;
+    let Some(b) = btf else { return no_btf(id) };
+    match cong_control_params(b) {
+        Some(4) => found(
+            id,
+            "tcp_congestion_ops.cong_control(sk, ack, flag, rs)".into(),
+        ),
+        Some(n) => absent(
+            id,
+            format!(
+                "tcp_congestion_ops.cong_control takes {n} arguments, bbr3 needs 4 (Linux >= 6.10)"
+            ),
+        ),
+        None => absent(
+            id,
+            "kernel BTF has no tcp_congestion_ops.cong_control".into(),
+        ),
+    }
+}
+
+/// Number of parameters of `tcp_congestion_ops.cong_control`.
+fn cong_control_params(btf: &Btf<'_>) -> Option<usize> {
+    let ops = btf.type_by_name::<Struct<'_>>("tcp_congestion_ops")?;
+    let member = ops
+        .iter()
+        .find(|m| m.name.is_some_and(|n| n == "cong_control"))?;
+    let ty: BtfType<'_> = btf.type_by_id(member.ty)?;
+    let ptr = Ptr::try_from(ty.skip_mods_and_typedefs()).ok()?;
+    let proto = FuncProto::try_from(ptr.referenced_type().skip_mods_and_typedefs()).ok()?;
+    Some(proto.len())
+}
+
+fn pacing_writes(release: &str) -> Feature {
+    let id = FeatureId::PacingWrites;
+    match kernel_version(release) {
+        Some(v) if v >= (6, 0) => found(id, format!("Linux {}.{} >= 6.0", v.0, v.1)),
+        Some(v) => absent(
+            id,
+            format!(
+                "Linux {}.{} < 6.0: a BPF CA may not write sk_pacing_rate",
+                v.0, v.1
+            ),
+        ),
+        None => absent(id, format!("cannot parse kernel release {release:?}")),
+    }
+}
+
+/// `(major, minor)` of a release string like `6.18.44-fc-v1045`.
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+fn bpffs(path: &Path) -> Feature {
+    let id = FeatureId::Bpffs;
+    match statfs_type(path) {
+        Ok(t) if t == BPF_FS_MAGIC => found(id, format!("bpffs mounted at {}", path.display())),
+        Ok(_) => absent(
+            id,
+            format!(
+                "{} is not bpffs (mount -t bpf bpf {0}): pinning unavailable",
+                path.display()
+            ),
+        ),
+        Err(e) => absent(id, format!("{}: {e}: pinning unavailable", path.display())),
+    }
+}
+
+fn statfs_type(path: &Path) -> std::io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: `c` is a valid NUL-terminated path, `buf` a zeroed statfs the
+    // kernel fills; nothing is kept past the call.
+    let (rc, buf) = unsafe {
+        let mut buf: libc::statfs = std::mem::zeroed();
+        (libc::statfs(c.as_ptr(), &mut buf), buf)
+    };
+    if rc == 0 {
+        #[allow(clippy::unnecessary_cast)] // f_type is i64 on x86_64, not everywhere
+        Ok(buf.f_type as i64)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn lockdown() -> Feature {
+    let id = FeatureId::Lockdown;
+    match std::fs::read_to_string(LOCKDOWN) {
+        Ok(s) => {
+            let mode = lockdown_mode(&s).unwrap_or("unknown");
+            found(
+                id,
+                format!("lockdown {mode} ({LOCKDOWN}); struct_ops is allowed in every mode"),
+            )
+        }
+        Err(_) => absent(id, format!("no {LOCKDOWN} (lockdown LSM not built)")),
+    }
+}
+
+/// The bracketed mode of `/sys/kernel/security/lockdown`.
+pub fn lockdown_mode(content: &str) -> Option<&str> {
+    let start = content.find('[')? + 1;
+    let end = start + content[start..].find(']')?;
+    Some(&content[start..end])
+}
+
+// Capability bits (include/uapi/linux/capability.h).
+const CAP_NET_ADMIN: u32 = 12;
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+
+fn read_cap_eff() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string()))
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `CapEff` (hex) lets the process load a struct_ops CA: loading
+/// needs CAP_BPF and CAP_PERFMON (struct_ops is a tracing-class program)
+/// and registering a CA needs CAP_NET_ADMIN; CAP_SYS_ADMIN stands in for
+/// the first two.
+fn privileges(cap_eff_hex: &str) -> Feature {
+    let id = FeatureId::Privileges;
+    let Ok(caps) = u64::from_str_radix(cap_eff_hex, 16) else {
+        return absent(id, "cannot read CapEff from /proc/self/status".into());
+    };
+    let has = |c: u32| caps & (1u64 << c) != 0;
+    let sys = has(CAP_SYS_ADMIN);
+    let mut missing = Vec::new();
+    if !has(CAP_BPF) && !sys {
+        missing.push("CAP_BPF");
+    }
+    if !has(CAP_PERFMON) && !sys {
+        missing.push("CAP_PERFMON");
+    }
+    if !has(CAP_NET_ADMIN) {
+        missing.push("CAP_NET_ADMIN");
+    }
+    if missing.is_empty() {
+        found(
+            id,
+            format!("CapEff {cap_eff_hex} allows loading and registering"),
+        )
+    } else {
+        absent(id, format!("missing {} (run as root)", missing.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(kernel_version("6.18.44-fc-v1045"), Some((6, 18)));
+        assert_eq!(kernel_version("5.15.0-91-generic"), Some((5, 15)));
+        assert_eq!(kernel_version("6.1"), Some((6, 1)));
+        assert_eq!(kernel_version("garbage"), None);
+        assert!(!pacing_writes("5.15.0").present);
+        assert!(pacing_writes("6.0.1").present);
+    }
+
+    #[test]
+    fn lockdown_modes() {
+        assert_eq!(
+            lockdown_mode("[none] integrity confidentiality\n"),
+            Some("none")
+        );
+        assert_eq!(
+            lockdown_mode("none [integrity] confidentiality"),
+            Some("integrity")
+        );
+        assert_eq!(lockdown_mode("none"), None);
+    }
+
+    #[test]
+    fn privileges_from_capeff() {
+        assert!(privileges("000001ffffffffff").present); // root
+        let none = privileges("0000000000000000");
+        assert!(!none.present);
+        assert_eq!(
+            none.detail,
+            "missing CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN (run as root)"
+        );
+        // CAP_NET_ADMIN + CAP_SYS_ADMIN is enough.
+        assert!(privileges(&format!("{:x}", (1u64 << 12) | (1u64 << 21))).present);
+        assert!(!privileges(&format!("{:x}", 1u64 << 39)).present);
+    }
+
+    /// Against this machine's kernel (Linux 6.18 with BTF): every kernel
+    /// feature is there, and the cong_control probe really counts params.
+    #[test]
+    fn this_kernel_has_everything_bbr3_needs() {
+        let f = Features::detect();
+        if !Path::new(VMLINUX_BTF).exists() {
+            eprintln!("skipped: no {VMLINUX_BTF}");
+            return;
+        }
+        let v = kernel_version(&f.kernel).expect("kernel release");
+        let btf = Btf::from_vmlinux().expect("vmlinux BTF");
+        let params = cong_control_params(&btf).expect("cong_control in BTF");
+        assert_eq!(params == 4, v >= (6, 10), "{params} params on {v:?}");
+        for id in [FeatureId::KernelBtf, FeatureId::StructOpsTcp] {
+            assert!(f.get(id).unwrap().present, "{:?}", f.get(id));
+        }
+        assert_eq!(
+            f.get(FeatureId::StructOpsLink).unwrap().present,
+            v >= (6, 4)
+        );
+        assert_eq!(f.get(FeatureId::PacingWrites).unwrap().present, v >= (6, 0));
+        // A type that does not exist is reported absent, not found.
+        assert!(
+            btf.type_by_name::<Struct<'_>>("bpf_struct_ops_no_such_ops")
+                .is_none()
+        );
+    }
+}

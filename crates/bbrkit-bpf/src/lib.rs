@@ -1,0 +1,29 @@
+//! The BPF side of bbrkit: congestion controls written in BPF C (bbr3) and
+//! registered in the running kernel as `struct_ops` `tcp_congestion_ops`.
+//!
+//! Owns the BPF sources and their committed objects (`bpf/`, built by its
+//! Makefile with clang), loading an object with libbpf-rs (the verifier log
+//! kept in the error when the kernel refuses a program), registration
+//! through struct_ops links (a process that dies, even by SIGKILL, leaves
+//! nothing registered) and optional pins in bpffs for a registration that
+//! must outlive the process, the telemetry maps the programs fill, and
+//! run-time detection of the kernel features all this needs.
+//!
+//! Must never decide policy (whether to register, which algorithm a host
+//! uses: the host commands and the lab decide) and never touch any BPF
+//! object, pin or sysctl but its own (`bbr3_*` programs and maps, pins under
+//! `/sys/fs/bpf/bbrkit`).
+
+pub mod bbr3;
+pub mod error;
+pub mod features;
+pub mod load;
+mod log;
+pub mod pin;
+pub mod register;
+pub mod status;
+pub mod telemetry;
+
+pub use error::{BpfError, Result};
+pub use load::{Loaded, ObjectSource};
+pub use register::Registration;

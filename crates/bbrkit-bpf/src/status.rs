@@ -1,0 +1,262 @@
+//! Who has a congestion-control name registered, and which BPF objects of
+//! ours exist in the kernel.
+//!
+//! The kernel lists registered names in
+//! `net.ipv4.tcp_available_congestion_control`; BPF ones are struct_ops
+//! maps named after the algorithm. Each such map's value starts with
+//! `struct bpf_struct_ops_common_value { refcount_t refcnt; enum
+//! bpf_struct_ops_state state; }`, and a struct_ops link names its map. From
+//! those this module tells a bbrkit pin from another holder (a process
+//! holding a link, or a plain `.struct_ops` map that stays registered after
+//! its loader died), and finds maps that are no longer registered but still
+//! used by open connections (`TOBEFREE`). Reading maps and links by id needs
+//! CAP_SYS_ADMIN; as another user the lists come back empty. Reads only.
+
+use std::path::PathBuf;
+
+use libbpf_rs::query::{LinkInfoIter, LinkTypeInfo, MapInfoIter, ProgInfoIter};
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
+
+use crate::pin;
+
+const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// `enum bpf_struct_ops_state` (kernel/bpf/bpf_struct_ops.c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpsState {
+    /// Created, no value yet.
+    Init,
+    /// Registered the plain way (`.struct_ops`, map update).
+    InUse,
+    /// Unregistered, waiting for the last user (a connection) to go.
+    ToBeFree,
+    /// Filled for a link (`.struct_ops.link`); registered while a link holds it.
+    Ready,
+    /// A value this build does not know.
+    Unknown(u32),
+}
+
+impl OpsState {
+    fn from_raw(v: u32) -> OpsState {
+        match v {
+            0 => OpsState::Init,
+            1 => OpsState::InUse,
+            2 => OpsState::ToBeFree,
+            3 => OpsState::Ready,
+            n => OpsState::Unknown(n),
+        }
+    }
+}
+
+/// One struct_ops map in the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OpsMap {
+    /// Map id.
+    pub id: u32,
+    /// Map name (the algorithm's, for congestion controls).
+    pub name: String,
+    /// Its state (`None`: its value could not be read).
+    pub state: Option<OpsState>,
+    /// Ids of the struct_ops links holding it.
+    pub links: Vec<u32>,
+}
+
+/// Who holds a registered name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Holder {
+    /// bbrkit's pin in bpffs.
+    BbrkitPin {
+        /// The link pin.
+        path: PathBuf,
+    },
+    /// A struct_ops link held by some process (e.g. a running bbrkit lab,
+    /// or another loader).
+    Link {
+        /// Link id.
+        link_id: u32,
+        /// Map id.
+        map_id: u32,
+    },
+    /// A plain struct_ops map registered without a link (stays registered
+    /// when its loader exits).
+    Map {
+        /// Map id.
+        map_id: u32,
+    },
+    /// Not a BPF struct_ops: built into the kernel or a module.
+    Kernel,
+}
+
+/// A congestion-control name's registration.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CaStatus {
+    /// The name.
+    pub name: String,
+    /// Listed in `tcp_available_congestion_control`.
+    pub registered: bool,
+    /// Who holds it, when registered.
+    pub holder: Option<Holder>,
+    /// struct_ops maps of that name that are no longer registered but still
+    /// exist (connections still use them).
+    pub lingering: Vec<u32>,
+}
+
+/// Names in `tcp_available_congestion_control`.
+pub fn available() -> std::io::Result<Vec<String>> {
+    Ok(std::fs::read_to_string(AVAILABLE)?
+        .split_whitespace()
+        .map(String::from)
+        .collect())
+}
+
+/// Every struct_ops map in the kernel with its state and links.
+pub fn ops_maps() -> Vec<OpsMap> {
+    crate::log::install();
+    let links: Vec<(u32, u32)> = LinkInfoIter::default()
+        .filter_map(|l| match l.info {
+            LinkTypeInfo::StructOps(s) => Some((l.id, s.map_id)),
+            _ => None,
+        })
+        .collect();
+    MapInfoIter::default()
+        .filter(|m| m.ty == MapType::StructOps)
+        .map(|m| OpsMap {
+            id: m.id,
+            name: m.name.to_string_lossy().into_owned(),
+            state: ops_state(m.id),
+            links: links
+                .iter()
+                .filter(|(_, map)| *map == m.id)
+                .map(|(l, _)| *l)
+                .collect(),
+        })
+        .collect()
+}
+
+/// The state word of struct_ops map `id` (offset 4 of its value).
+fn ops_state(id: u32) -> Option<OpsState> {
+    let map = MapHandle::from_map_id(id).ok()?;
+    let value = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY).ok()??;
+    let raw = u32::from_ne_bytes(value.get(4..8)?.try_into().ok()?);
+    Some(OpsState::from_raw(raw))
+}
+
+/// The map id of the link pinned at `path`, if it is a struct_ops link.
+fn pinned_map_id(path: &std::path::Path) -> Option<u32> {
+    if !path.exists() {
+        return None;
+    }
+    crate::log::install();
+    let link = Link::open(path).ok()?;
+    match link.info().ok()?.info {
+        LinkTypeInfo::StructOps(s) => Some(s.map_id),
+        _ => None,
+    }
+}
+
+/// The registration of `name`.
+pub fn ca_status(name: &str) -> CaStatus {
+    let registered = available().is_ok_and(|a| a.iter().any(|n| n == name));
+    let maps: Vec<OpsMap> = ops_maps().into_iter().filter(|m| m.name == name).collect();
+    let live = |m: &OpsMap| !m.links.is_empty() || m.state == Some(OpsState::InUse);
+    let holder = registered.then(|| holder(name, &maps));
+    let lingering = maps.iter().filter(|m| !live(m)).map(|m| m.id).collect();
+    CaStatus {
+        name: name.to_string(),
+        registered,
+        holder,
+        lingering,
+    }
+}
+
+fn holder(name: &str, maps: &[OpsMap]) -> Holder {
+    let pin = pin::link_path(name);
+    if let Some(map_id) = pinned_map_id(&pin)
+        && maps.iter().any(|m| m.id == map_id)
+    {
+        return Holder::BbrkitPin { path: pin };
+    }
+    if let Some(m) = maps.iter().find(|m| !m.links.is_empty()) {
+        return Holder::Link {
+            link_id: m.links[0],
+            map_id: m.id,
+        };
+    }
+    match maps.iter().find(|m| m.state == Some(OpsState::InUse)) {
+        Some(m) => Holder::Map { map_id: m.id },
+        None => Holder::Kernel,
+    }
+}
+
+/// BPF objects in the kernel that belong to bbrkit's congestion controls:
+/// programs and maps whose name starts with `prefix` (e.g. `bbr3`, which
+/// also matches the `bbr3` struct_ops map and `bbr3_*` programs and maps),
+/// struct_ops maps named in `algorithms`, the struct_ops links holding any
+/// of those maps, and bbrkit's pins.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Leftovers {
+    /// `(id, name)` of programs.
+    pub programs: Vec<(u32, String)>,
+    /// `(id, name)` of maps.
+    pub maps: Vec<(u32, String)>,
+    /// Link ids.
+    pub links: Vec<u32>,
+    /// Algorithms with a pin under [`pin::PIN_ROOT`].
+    pub pins: Vec<String>,
+}
+
+impl Leftovers {
+    /// What `self` has that `before` did not (objects created since).
+    pub fn since(&self, before: &Leftovers) -> Leftovers {
+        fn new<T: PartialEq + Clone>(now: &[T], before: &[T]) -> Vec<T> {
+            now.iter()
+                .filter(|x| !before.contains(x))
+                .cloned()
+                .collect()
+        }
+        Leftovers {
+            programs: new(&self.programs, &before.programs),
+            maps: new(&self.maps, &before.maps),
+            links: new(&self.links, &before.links),
+            pins: new(&self.pins, &before.pins),
+        }
+    }
+
+    /// True when nothing is left.
+    pub fn is_empty(&self) -> bool {
+        self.programs.is_empty()
+            && self.maps.is_empty()
+            && self.links.is_empty()
+            && self.pins.is_empty()
+    }
+}
+
+/// Scans the kernel for [`Leftovers`].
+pub fn leftovers(prefix: &str, algorithms: &[&str]) -> Leftovers {
+    let ours = |name: &str| name.starts_with(prefix) || algorithms.contains(&name);
+    let programs = ProgInfoIter::default()
+        .filter_map(|p| {
+            let n = p.name.to_string_lossy().into_owned();
+            ours(&n).then_some((p.id, n))
+        })
+        .collect();
+    let maps: Vec<(u32, String)> = MapInfoIter::default()
+        .filter_map(|m| {
+            let n = m.name.to_string_lossy().into_owned();
+            ours(&n).then_some((m.id, n))
+        })
+        .collect();
+    let links = ops_maps()
+        .into_iter()
+        .filter(|m| maps.iter().any(|(id, _)| *id == m.id))
+        .flat_map(|m| m.links)
+        .collect();
+    Leftovers {
+        programs,
+        maps,
+        links,
+        pins: pin::pinned(),
+    }
+}
