@@ -142,12 +142,14 @@ struct bbr_tx_snap {
 	u32 snd_nxt;	/* tp->snd_nxt after this ACK */
 };
 
-/* Snapshots kept: 256 ACKs of history (4 KB per socket, charged to optmem,
- * net.core.optmem_max is 128 KB). One round of ACKs must fit: 256 ACKs carry
- * >= 512 packets with delayed ACKs, more with GRO/stretch ACKs. */
+/* Snapshots kept: 256 (4 KB per socket, charged to optmem,
+ * net.core.optmem_max is 128 KB), one per cwnd/128 packets delivered, so
+ * they reach back about two windows: further than the sampled skb. */
 #define BBR_TX_RING 256
 #define BBR_TX_MASK (BBR_TX_RING - 1)
 #define BBR_TX_SEARCH_STEPS 9	/* ceil(log2(BBR_TX_RING)) + 1 */
+/* A snapshot per cwnd/128 packets delivered: 256 of them span two cwnds. */
+#define BBR_TX_GRAIN_DIV 128
 
 /* The rest of google's struct bbr, in BPF_MAP_TYPE_SK_STORAGE. */
 struct bbr_cold {
