@@ -189,6 +189,18 @@ pub enum Mode {
     ProbeRtt,
 }
 
+impl Mode {
+    /// The name used in JSON and tables (`probe_bw`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
 /// ProbeBW's phase (`enum bbr_pacing_gain_phase` in the telemetry's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -201,6 +213,18 @@ pub enum Phase {
     Refill,
     /// Probing for more bandwidth.
     Up,
+}
+
+impl Phase {
+    /// The name used in JSON and tables (`cruise`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Down => "down",
+            Phase::Cruise => "cruise",
+            Phase::Refill => "refill",
+            Phase::Up => "up",
+        }
+    }
 }
 
 /// One socket's model state, in the units of bbrkit's JSON.
@@ -414,6 +438,11 @@ mod tests {
         assert_eq!(s.inflight_lo, Some(17));
         assert_eq!(s.pacing_gain, 1.25);
         assert_eq!((s.mode, s.phase), (Some(Mode::ProbeBw), Some(Phase::Up)));
+        let json = serde_json::to_value((Mode::ProbeBw, Phase::Up)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([Mode::ProbeBw.name(), Phase::Up.name()])
+        );
         b[48] = 0; // STARTUP: the phase byte means nothing
         let s = ModelState::from(&RawState::parse(&b).unwrap());
         assert_eq!((s.mode, s.phase), (Some(Mode::Startup), None));

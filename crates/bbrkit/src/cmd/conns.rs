@@ -7,10 +7,12 @@
 //! `bbrkit-diag`; this module only renders them. Never changes anything.
 
 use anyhow::Context as _;
+use bbrkit_bpf::telemetry::ModelState;
 use bbrkit_diag::summary::{self, AlgoSummary};
 use bbrkit_diag::{BbrInfo, Family, Filter, Socket, StateSet, TcpInfo, TcpState};
 use serde::Serialize;
 
+use crate::cmd::bpf_model::{self, BpfModels};
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit conns`.
@@ -89,10 +91,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     };
     let socks = bbrkit_diag::census(&filter).context("taking the socket census")?;
     let sums = summary::by_algorithm(&socks);
+    let models = BpfModels::read(&socks);
     if global.json {
-        crate::print_json(&document(&args, &sums, &socks))?;
+        crate::print_json(&document(&args, &sums, &socks, &models))?;
     } else {
-        crate::emit(&render(&sums, &socks))?;
+        crate::emit(&render(&sums, &socks, &models))?;
     }
     Ok(Outcome::Ok)
 }
@@ -113,6 +116,8 @@ pub struct Document {
     filter: FilterJson,
     summary: Vec<SummaryJson>,
     sockets: Vec<SocketJson>,
+    /// Why a BPF-CA socket has no `bpf_model` (e.g. not root), else null.
+    bpf_model_note: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -174,6 +179,8 @@ struct SocketJson {
     sndbuf_limited_ratio: Option<f64>,
     tcp_info_bytes: Option<usize>,
     bbr: Option<BbrJson>,
+    /// Model state of a BPF congestion control (bbr3) from its telemetry map.
+    bpf_model: Option<ModelState>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
 }
@@ -200,7 +207,12 @@ struct BbrV3Json {
 }
 
 /// Builds the `--json` document.
-pub fn document(args: &Args, sums: &[AlgoSummary], socks: &[Socket]) -> Document {
+pub fn document(
+    args: &Args,
+    sums: &[AlgoSummary],
+    socks: &[Socket],
+    models: &BpfModels,
+) -> Document {
     Document {
         filter: FilterJson {
             cc: args.cc.clone(),
@@ -211,7 +223,11 @@ pub fn document(args: &Args, sums: &[AlgoSummary], socks: &[Socket]) -> Document
                 .collect(),
         },
         summary: sums.iter().map(summary_json).collect(),
-        sockets: socks.iter().map(socket_json).collect(),
+        sockets: socks
+            .iter()
+            .map(|s| socket_json(s, models.get(s).cloned()))
+            .collect(),
+        bpf_model_note: models.note.clone(),
     }
 }
 
@@ -230,7 +246,7 @@ fn summary_json(s: &AlgoSummary) -> SummaryJson {
     }
 }
 
-fn socket_json(s: &Socket) -> SocketJson {
+fn socket_json(s: &Socket, bpf_model: Option<ModelState>) -> SocketJson {
     let t = s.tcp_info.as_ref();
     let f = |g: fn(&TcpInfo) -> Option<u32>| t.and_then(g);
     let f64_ = |g: fn(&TcpInfo) -> Option<u64>| t.and_then(g);
@@ -274,6 +290,7 @@ fn socket_json(s: &Socket) -> SocketJson {
         sndbuf_limited_ratio: t.and_then(TcpInfo::sndbuf_limited_ratio),
         tcp_info_bytes: t.map(|t| t.len),
         bbr: s.bbr.as_ref().map(bbr_json),
+        bpf_model,
         warnings: s.warnings.clone(),
     }
 }
@@ -321,7 +338,7 @@ fn pct(r: Option<f64>) -> String {
 }
 
 /// The human output: the summary table, then one row (and a detail line) per socket.
-pub fn render(sums: &[AlgoSummary], socks: &[Socket]) -> String {
+pub fn render(sums: &[AlgoSummary], socks: &[Socket], models: &BpfModels) -> String {
     let mut o = String::new();
     o.push_str(&format!(
         "{:<10} {:>7} {:>13} {:>17} {:>15} {:>8}\n",
@@ -388,14 +405,17 @@ pub fn render(sums: &[AlgoSummary], socks: &[Socket]) -> String {
                 opt(t.total_retrans)
             )),
         ));
-        if let Some(detail) = t.map(|t| detail_line(t, s.bbr.as_ref())) {
+        if let Some(detail) = t.map(|t| detail_line(t, s.bbr.as_ref(), models.get(s))) {
             o.push_str(&detail);
         }
+    }
+    if let Some(note) = &models.note {
+        o.push_str(&format!("\nnote: {note}\n"));
     }
     o
 }
 
-fn detail_line(t: &TcpInfo, bbr: Option<&BbrInfo>) -> String {
+fn detail_line(t: &TcpInfo, bbr: Option<&BbrInfo>, model: Option<&ModelState>) -> String {
     let mut parts = vec![
         format!("bytes_sent:{}", opt(t.bytes_sent)),
         format!("bytes_acked:{}", opt(t.bytes_acked)),
@@ -415,6 +435,9 @@ fn detail_line(t: &TcpInfo, bbr: Option<&BbrInfo>) -> String {
             b.pacing_gain(),
             b.cwnd_gain()
         ));
+    }
+    if let Some(m) = model {
+        parts.push(bpf_model::detail(m, rate));
     }
     format!("    {}\n", parts.join(" "))
 }
@@ -488,7 +511,7 @@ mod tests {
     #[test]
     fn json_and_table_of_v1_and_v3_bbr_sockets() {
         let v1 = bbr_socket(248, &bbr_v3_bytes()[..20]);
-        let j = serde_json::to_value(socket_json(&v1)).unwrap();
+        let j = serde_json::to_value(socket_json(&v1, None)).unwrap();
         assert_eq!(j["rtt_ms"], 2.0);
         assert_eq!(j["cwnd"], 42);
         assert_eq!(j["delivery_rate_bits_per_second"], 8_000_000);
@@ -501,7 +524,7 @@ mod tests {
         assert!(j["bbr"]["v3"].is_null());
 
         let v3 = bbr_socket(248, &bbr_v3_bytes());
-        let j = serde_json::to_value(socket_json(&v3)).unwrap();
+        let j = serde_json::to_value(socket_json(&v3, None)).unwrap();
         assert_eq!(j["bbr"]["version"], 3);
         let m = &j["bbr"]["v3"];
         assert_eq!(m["bw_hi_bits_per_second"], 2_000_000);
@@ -511,7 +534,11 @@ mod tests {
             (&m["inflight_lo"], &m["inflight_hi"], &m["extra_acked"]),
             (&7.into(), &9.into(), &2.into())
         );
-        let text = render(&summary::by_algorithm(&[v1.clone(), v3.clone()]), &[v1, v3]);
+        let text = render(
+            &summary::by_algorithm(&[v1.clone(), v3.clone()]),
+            &[v1, v3],
+            &BpfModels::default(),
+        );
         assert!(
             text.contains("bbr1:(bw:1.0Mbit/s,mrtt:1.500ms,pacing_gain:1.250"),
             "{text}"
@@ -522,11 +549,70 @@ mod tests {
         assert_eq!(cols, ["bbr", "2", "2.000", "-", "16.0Mbit/s", "25.00%"]);
     }
 
+    /// A bbr3 (BPF) socket: no BBR info from sock_diag, its model state
+    /// joined from the telemetry map.
+    #[test]
+    fn json_and_table_of_a_bpf_bbr3_socket() {
+        let mut s = bbr_socket(248, &bbr_v3_bytes()[..20]);
+        s.cc = Some("bbr3".into());
+        s.bbr = None;
+        let raw = bbrkit_bpf::telemetry::RawState {
+            bw_bps: 95_000_000,
+            max_bw_bps: 96_000_000,
+            bw_lo_bps: u64::MAX,
+            min_rtt_us: 20_250,
+            inflight_hi: 300,
+            inflight_lo: u32::MAX,
+            pacing_gain: 256,
+            cwnd_gain: 512,
+            cwnd: 42,
+            mode: 2,
+            phase: 1,
+            version: 3,
+            ..Default::default()
+        };
+        let state = ModelState::from(&raw);
+        let models = BpfModels::with([((s.local, s.remote), state.clone())], None);
+        let j = serde_json::to_value(socket_json(&s, models.get(&s).cloned())).unwrap();
+        let m = &j["bpf_model"];
+        assert!(j["bbr"].is_null());
+        assert_eq!(
+            (&m["mode"], &m["phase"]),
+            (&"probe_bw".into(), &"cruise".into())
+        );
+        assert_eq!(m["bw_bits_per_second"], 95_000_000);
+        assert_eq!(m["min_rtt_ms"], 20.25);
+        assert_eq!(
+            (&m["inflight_hi"], &m["inflight_lo"]),
+            (&300.into(), &serde_json::Value::Null)
+        );
+        assert_eq!(
+            (&m["pacing_gain"], &m["cwnd_gain"]),
+            (&1.0.into(), &2.0.into())
+        );
+        let text = render(
+            &summary::by_algorithm(std::slice::from_ref(&s)),
+            &[s.clone()],
+            &models,
+        );
+        assert!(
+            text.contains("bbr3:(mode:probe_bw/cruise,bw:95.0Mbit/s,mrtt:20.250ms,inflight_hi:300,inflight_lo:-,pacing_gain:1.000,cwnd_gain:2.000)"),
+            "{text}"
+        );
+        let unread = BpfModels::with([], Some("no bbr3 model state: reading the BPF map bbr3_telemetry needs root (CAP_SYS_ADMIN)".into()));
+        let text = render(
+            &summary::by_algorithm(std::slice::from_ref(&s)),
+            &[s],
+            &unread,
+        );
+        assert!(text.ends_with("\nnote: no bbr3 model state: reading the BPF map bbr3_telemetry needs root (CAP_SYS_ADMIN)\n"), "{text}");
+    }
+
     #[test]
     fn older_kernel_fields_are_null_not_zero() {
         // A 4.x-era 104-byte tcp_info: no pacing, delivery rate, bytes or busy time.
         let s = bbr_socket(104, &bbr_v3_bytes()[..20]);
-        let j = serde_json::to_value(socket_json(&s)).unwrap();
+        let j = serde_json::to_value(socket_json(&s, None)).unwrap();
         assert_eq!(j["tcp_info_bytes"], 104);
         assert_eq!(j["cwnd"], 42);
         for k in [
@@ -541,7 +627,11 @@ mod tests {
         ] {
             assert!(j[k].is_null(), "{k}: {}", j[k]);
         }
-        let text = render(&summary::by_algorithm(std::slice::from_ref(&s)), &[s]);
+        let text = render(
+            &summary::by_algorithm(std::slice::from_ref(&s)),
+            &[s],
+            &BpfModels::default(),
+        );
         assert!(
             text.contains("bytes_sent:- bytes_acked:- bytes_retrans:-"),
             "{text}"

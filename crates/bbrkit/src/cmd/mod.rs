@@ -1,6 +1,7 @@
 //! One module per subcommand: `Args` (clap) and `run(args, global)`.
 
 pub mod advise;
+pub mod bpf_model;
 pub mod check;
 pub mod conns;
 pub mod doctor;
