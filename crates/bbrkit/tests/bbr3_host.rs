@@ -64,6 +64,7 @@ impl Drop for PinGuard {
 }
 
 fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
@@ -111,6 +112,8 @@ fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 }
 
 fn lo_up() {
+    // SAFETY: a fresh datagram socket, a zeroed ifreq naming "lo" (NUL
+    // terminated, within IFNAMSIZ), SIOCGIFFLAGS/SIOCSIFFLAGS on it, then close.
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
         assert!(fd >= 0);
@@ -236,6 +239,7 @@ fn root_of(d: &tempfile::TempDir) -> String {
 fn cc_of(fd: i32) -> String {
     let mut buf = [0u8; 16];
     let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: buf and len describe a valid 16-byte buffer the call may fill.
     let rc = unsafe {
         libc::getsockopt(
             fd,
