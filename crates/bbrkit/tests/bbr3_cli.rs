@@ -4,6 +4,7 @@
 //! Ctrl-C and after SIGKILL; `conns` joins bbr3 sockets with the telemetry
 //! map, and says why not when it cannot read it.
 
+mod common;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
@@ -100,13 +101,18 @@ fn lab_sigkill_unregisters_bbr3() {
     assert_nothing_left(&before);
 }
 
-fn bbrkit_as(uid: Option<u32>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bbrkit"));
-    cmd.args(args);
-    if let Some(uid) = uid {
-        cmd.uid(uid).gid(uid);
-    }
-    cmd.output().expect("spawn bbrkit")
+/// Runs bbrkit as root, or as user nobody through a world-readable copy of
+/// the binary (`common::NobodyBin`: the checkout may be somewhere nobody
+/// cannot enter, such as /root or a `mktemp -d` folder).
+fn bbrkit_as(nobody: bool, args: &[&str]) -> Output {
+    let copy;
+    let mut cmd = if nobody {
+        copy = common::NobodyBin::new();
+        copy.command()
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+    };
+    cmd.args(args).output().expect("spawn bbrkit")
 }
 
 fn json(out: &Output) -> Value {
@@ -131,11 +137,8 @@ fn conns_shows_the_model_state_of_bbr3_sockets() {
             let l = netns::listener("bbr3", v6);
             keep.push((netns::connect(&l, "bbr3", 2, 2 << 20), l));
         }
-        let root = json(&bbrkit_as(None, &["conns", "--cc", "bbr3", "--json"]));
-        let nobody = json(&bbrkit_as(
-            Some(65534),
-            &["conns", "--cc", "bbr3", "--json"],
-        ));
+        let root = json(&bbrkit_as(false, &["conns", "--cc", "bbr3", "--json"]));
+        let nobody = json(&bbrkit_as(true, &["conns", "--cc", "bbr3", "--json"]));
         drop(keep);
         (root, nobody)
     });
