@@ -18,6 +18,10 @@ use bbrkit_lab::topology::Topology;
 
 const RATE: u64 = 100_000_000;
 
+/// The tests of this file run one at a time: each registers bbr3 for its run
+/// and a congestion-control name is global (two at once: EEXIST).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// 100 Mbit/s, 20 ms, 1 BDP drop-tail buffer, `loss` random loss.
 fn path(loss: f64) -> Condition {
     Condition {
@@ -34,6 +38,7 @@ fn path(loss: f64) -> Condition {
 /// drops) is repeated up to twice. bbr3 is registered for the test if the
 /// kernel lacks it, and unregistered after.
 fn lab(prefix: &str, cond: Condition, ccs: &[&str], seconds: u64) -> LabReport {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let algorithms: Vec<String> = ccs.iter().map(|s| s.to_string()).collect();
     let registered = bpf_cc::register_missing(&algorithms).expect("register bbr3");
     let plan = Plan {
