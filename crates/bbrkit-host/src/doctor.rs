@@ -650,7 +650,7 @@ fn mostly_receives() -> Option<Finding> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -663,7 +663,9 @@ mod tests {
         assert_eq!(loopback_bytes("  eth0: 5 1\n"), None);
     }
 
-    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+    /// A scratch root holding `files` (path under the root, content); also
+    /// used by `doctor_bpf`'s fixtures.
+    pub(crate) fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
         let dir = tempfile::tempdir().unwrap();
         for (p, c) in files {
             let full = dir.path().join(p);

@@ -251,17 +251,7 @@ fn stuck(v: &BpfView, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
-        let dir = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let full = dir.path().join(p);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, c).unwrap();
-        }
-        let root = Root::new(dir.path()).unwrap();
-        (dir, root)
-    }
+    use crate::doctor::tests::root_with;
 
     fn install_unit(root: &Root) {
         let p = unit::unit_path(root, "bbr3");
