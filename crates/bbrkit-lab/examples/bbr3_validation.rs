@@ -4,8 +4,10 @@
 //! throughput and CPU cost of bbr3 against the built-in bbr (root).
 //!
 //! `flock /tmp/bbrkit-root.lock cargo run --release -p bbrkit-lab --example
-//! bbr3_validation [grid] [target] [--runs N] [--duration SECS] [--seeds N]`
-//! (default: both sections, 3 runs of 8 s, 5 simulator seeds).
+//! bbr3_validation [grid] [target] [sim] [--runs N] [--duration SECS] [--seeds N]`
+//! (default: grid and target, 3 runs of 8 s, 5 simulator seeds). `sim` alone
+//! prints the grid's simulator columns only (no root, no lab): what to re-run
+//! when the model changes, since the lab's figures do not depend on it.
 //!
 //! Grid: 100 Mbit/s, 1 BDP drop-tail buffer, RTT 10/40/80 ms × random loss
 //! 0/1/2/5 %, plus 20 ms at 0 and 5 % (the path), userspace
@@ -46,6 +48,7 @@ const LAB_SEED: u64 = 20261201;
 struct Args {
     grid: bool,
     target: bool,
+    sim: bool,
     runs: usize,
     duration: Duration,
     seeds: u64,
@@ -55,6 +58,7 @@ fn args() -> Args {
     let mut a = Args {
         grid: false,
         target: false,
+        sim: false,
         runs: 3,
         duration: Duration::from_secs(8),
         seeds: 5,
@@ -69,13 +73,14 @@ fn args() -> Args {
         match s.as_str() {
             "grid" => a.grid = true,
             "target" => a.target = true,
+            "sim" => a.sim = true,
             "--runs" => a.runs = num() as usize,
             "--duration" => a.duration = Duration::from_secs_f64(num()),
             "--seeds" => a.seeds = num() as u64,
             other => panic!("unknown argument {other}"),
         }
     }
-    if !a.grid && !a.target {
+    if !a.grid && !a.target && !a.sim {
         a.grid = true;
         a.target = true;
     }
@@ -581,9 +586,41 @@ fn run_target(a: &Args) {
     );
 }
 
+/// The grid's simulator columns: bbr3 over the seeds, its retransmits, bbr1.
+fn print_sim(a: &Args) {
+    println!(
+        "| condition | sim bbr3 median (seeds 1–{}: min–max) | sim bbr3 retransmits (median) | sim bbr1 |",
+        a.seeds
+    );
+    println!("|---|---|---|---|");
+    for c in grid() {
+        let s3: Vec<(f64, u64)> = (1..=a.seeds)
+            .map(|s| simulate(Algorithm::Bbr3, &c, a.duration, s))
+            .collect();
+        let (lo, hi) = s3.iter().fold((f64::MAX, 0f64), |(lo, hi), x| {
+            (lo.min(x.0), hi.max(x.0))
+        });
+        let rtx = median(s3.iter().map(|x| x.1 as f64).collect());
+        let s1 = simulate(Algorithm::Bbr1, &c, a.duration, 1);
+        println!(
+            "| {} | {} ({}–{}) | {rtx:.0} | {} |",
+            c.label(),
+            mbit(sim_median(&s3)),
+            mbit(lo),
+            mbit(hi),
+            mbit(s1.0)
+        );
+    }
+}
+
 fn main() {
-    bbrkit_lab::require_root().expect("root");
     let a = args();
+    if a.sim {
+        print_sim(&a);
+    }
+    if a.grid || a.target {
+        bbrkit_lab::require_root().expect("root");
+    }
     if a.grid {
         run_grid(&a);
     }
