@@ -597,9 +597,9 @@ fn print_sim(a: &Args) {
         let s3: Vec<(f64, u64)> = (1..=a.seeds)
             .map(|s| simulate(Algorithm::Bbr3, &c, a.duration, s))
             .collect();
-        let (lo, hi) = s3.iter().fold((f64::MAX, 0f64), |(lo, hi), x| {
-            (lo.min(x.0), hi.max(x.0))
-        });
+        let (lo, hi) = s3
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), x| (lo.min(x.0), hi.max(x.0)));
         let rtx = median(s3.iter().map(|x| x.1 as f64).collect());
         let s1 = simulate(Algorithm::Bbr1, &c, a.duration, 1);
         println!(
