@@ -8,7 +8,16 @@ use std::path::PathBuf;
 /// congestion control.
 #[derive(Debug, thiserror::Error)]
 pub enum BpfError {
-    /// The object file could not be read or parsed.
+    /// The object file could not be read.
+    #[error("read BPF object {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The object could not be parsed.
     #[error("open BPF object {object}")]
     Open {
         /// File name or embedded object name.

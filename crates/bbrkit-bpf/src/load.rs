@@ -41,19 +41,37 @@ impl ObjectSource<'_> {
         }
     }
 
-    /// Opens (parses) the object without loading anything.
+    /// Opens (parses) the object without loading anything. A file is read
+    /// here and parsed from memory, so a missing file is an OS error naming
+    /// the path once (libbpf's `open_file` error names it again). The
+    /// object gets the name libbpf's `open_file` would give it: the file
+    /// name up to its first dot (`bbr3.bpf.o` → `bbr3`).
     pub(crate) fn open(&self) -> Result<OpenObject> {
-        let mut builder = ObjectBuilder::default();
-        let opened = match self {
-            ObjectSource::File(p) => builder.open_file(p),
+        let (name, bytes) = match self {
+            ObjectSource::File(p) => {
+                let bytes = std::fs::read(p).map_err(|source| BpfError::Read {
+                    path: p.to_path_buf(),
+                    source,
+                })?;
+                let file = p.file_name().map(|f| f.to_string_lossy().into_owned());
+                let stem = file.as_deref().unwrap_or("bpf").split('.').next();
+                (
+                    stem.unwrap_or("bpf").to_string(),
+                    std::borrow::Cow::Owned(bytes),
+                )
+            }
             ObjectSource::Memory { name, bytes } => {
-                builder.name(name).and_then(|b| b.open_memory(bytes))
+                ((*name).to_string(), std::borrow::Cow::Borrowed(*bytes))
             }
         };
-        opened.map_err(|source| BpfError::Open {
-            object: self.name(),
-            source,
-        })
+        let mut builder = ObjectBuilder::default();
+        builder
+            .name(name)
+            .and_then(|b| b.open_memory(&bytes))
+            .map_err(|source| BpfError::Open {
+                object: self.name(),
+                source,
+            })
     }
 }
 
