@@ -21,6 +21,8 @@
 //! read a clock or sleep on its own (the [`sampler::Clock`] is passed in), and
 //! never print: the CLI renders the [`report::Report`].
 
+#![forbid(unsafe_code)]
+
 mod error;
 pub mod estimate;
 pub mod group;

@@ -129,8 +129,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             path_rate_bits_per_second: args.path_rate,
             prefix_v4: args.prefix_v4,
             prefix_v6: args.prefix_v6,
-            // SAFETY: geteuid has no preconditions.
-            root: unsafe { libc::geteuid() } == 0,
+            root: nix::unistd::geteuid().is_root(),
             analysis_wall_s,
             report: &report,
         })?;
