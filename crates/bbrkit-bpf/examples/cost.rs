@@ -12,36 +12,21 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use bbrkit_bpf::{bbr3, status};
 use libbpf_rs::query::ProgInfoIter;
 
 fn thread_cpu() -> f64 {
-    // SAFETY: clock_gettime writes the zeroed timespec.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .expect("thread CPU clock");
+    t.tv_sec() as f64 + t.tv_nsec() as f64 / 1e9
 }
 
-fn set_cc(fd: i32, cc: &str) {
-    // SAFETY: valid pointer/length pair.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as u32,
-        )
-    };
-    assert_eq!(
-        rc,
-        0,
-        "TCP_CONGESTION {cc}: {}",
-        std::io::Error::last_os_error()
-    );
+fn set_cc(stream: &std::net::TcpStream, cc: &str) {
+    socket2::SockRef::from(stream)
+        .set_tcp_congestion(cc.as_bytes())
+        .unwrap_or_else(|e| panic!("TCP_CONGESTION {cc}: {e}"));
 }
 
 /// lo up with MTU 1500 in the calling thread's (new) namespace.
@@ -80,7 +65,7 @@ fn transfer(cc: &str, secs: f64) -> (u64, f64) {
         (n, thread_cpu() - c0)
     });
     let mut c = TcpStream::connect(addr).unwrap();
-    set_cc(c.as_raw_fd(), cc);
+    set_cc(&c, cc);
     let buf = vec![7u8; 1 << 20];
     let c0 = thread_cpu();
     let end = Instant::now() + Duration::from_secs_f64(secs);
