@@ -499,7 +499,7 @@ mod tests {
         for v in [125_000u32, 0, 1500, 320, 512, 250_000, 0, 100_000, 0] {
             b.extend_from_slice(&v.to_ne_bytes());
         }
-        b.extend_from_slice(&[2, 1, 0, 3]); // PROBE_BW, DOWN, unused, version 3
+        b.extend_from_slice(&[2, 5, 0, 3]); // PROBE_BW, BBR_PHASE_PROBE_BW_DOWN, unused, version 3
         for v in [7u32, 9, 2] {
             b.extend_from_slice(&v.to_ne_bytes());
         }
@@ -527,7 +527,7 @@ mod tests {
         let m = &j["bbr"]["v3"];
         assert_eq!(m["bw_hi_bits_per_second"], 2_000_000);
         assert_eq!(m["bw_lo_bits_per_second"], 800_000);
-        assert_eq!((&m["mode"], &m["phase"]), (&2.into(), &1.into()));
+        assert_eq!((&m["mode"], &m["phase"]), (&2.into(), &5.into()));
         assert_eq!(
             (&m["inflight_lo"], &m["inflight_hi"], &m["extra_acked"]),
             (&7.into(), &9.into(), &2.into())
