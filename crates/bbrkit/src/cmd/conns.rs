@@ -474,23 +474,13 @@ mod tests {
         put(200, &4000u64.to_ne_bytes()); // bytes_sent
         put(208, &1000u64.to_ne_bytes()); // bytes_retrans
         Socket {
-            family: Family::V4,
-            state: TcpState::Established,
-            local: "10.0.0.1:443".parse().unwrap(),
-            remote: "10.0.0.2:50000".parse().unwrap(),
-            interface: 0,
-            cookie: 1,
-            uid: 0,
-            inode: 1,
-            timer: 0,
-            timer_retrans: 0,
-            expires_ms: 0,
-            recv_queue: 0,
-            send_queue: 0,
-            cc: Some("bbr".into()),
             tcp_info: Some(TcpInfo::parse(&t)),
             bbr: Some(BbrInfo::parse(bbr).unwrap()),
-            warnings: Vec::new(),
+            ..bbrkit_diag::testing::socket(
+                Some("bbr"),
+                "10.0.0.1:443".parse().unwrap(),
+                "10.0.0.2:50000".parse().unwrap(),
+            )
         }
     }
 
