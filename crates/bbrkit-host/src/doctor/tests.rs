@@ -1,3 +1,6 @@
+//! `doctor`'s fixture tests (a scratch `--root`, no host change); [`root_with`]
+//! also serves `doctor_bpf`'s.
+
 use super::namespaces::netns_entry;
 use super::*;
 
