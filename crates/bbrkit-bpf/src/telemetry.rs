@@ -175,9 +175,16 @@ pub struct SockId {
     pub remote: SocketAddr,
 }
 
-/// BBR's state machine (`enum bbr_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+// Mode and Phase are this map's own vocabulary: one table each, in the
+// order of the values bbr3.bpf.c writes (telemetry.h), giving both the
+// decoding and the names of the `bpf_model` JSON. They are not bbrkit-cc's
+// model types: the phase order here (DOWN 0 .. UP 3) is neither google's
+// cycle index (UP 0 .. REFILL 3) nor the kernel's `enum tcp_bbr_phase`, and
+// this crate depends on no other bbrkit crate (bbrkit-host maps both onto
+// bbrkit-diag's metric states).
+
+/// BBR's state machine (`enum bbr_mode`), as `bbr3_sock_state.mode` carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Exponential search for the bottleneck rate.
     Startup,
@@ -189,21 +196,28 @@ pub enum Mode {
     ProbeRtt,
 }
 
+/// `bbr3_sock_state.mode` → (mode, name): 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT.
+const MODES: [(Mode, &str); 4] = [
+    (Mode::Startup, "startup"),
+    (Mode::Drain, "drain"),
+    (Mode::ProbeBw, "probe_bw"),
+    (Mode::ProbeRtt, "probe_rtt"),
+];
+
 impl Mode {
+    /// The mode a `bbr3_sock_state.mode` byte means (`None`: unknown value).
+    pub fn from_raw(v: u8) -> Option<Mode> {
+        MODES.get(usize::from(v)).map(|&(m, _)| m)
+    }
+
     /// The name used in JSON and tables (`probe_bw`).
     pub fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
+        MODES[self as usize].1
     }
 }
 
-/// ProbeBW's phase (`enum bbr_pacing_gain_phase` in the telemetry's order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+/// ProbeBW's phase, as `bbr3_sock_state.phase` carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Pacing below the estimate to drain the queue.
     Down,
@@ -215,15 +229,36 @@ pub enum Phase {
     Up,
 }
 
+/// `bbr3_sock_state.phase` → (phase, name): 0 DOWN, 1 CRUISE, 2 REFILL, 3 UP
+/// (bbr3.bpf.c writes `(cycle_idx + 3) & 3`).
+const PHASES: [(Phase, &str); 4] = [
+    (Phase::Down, "down"),
+    (Phase::Cruise, "cruise"),
+    (Phase::Refill, "refill"),
+    (Phase::Up, "up"),
+];
+
 impl Phase {
+    /// The phase a `bbr3_sock_state.phase` byte means (`None`: unknown value).
+    pub fn from_raw(v: u8) -> Option<Phase> {
+        PHASES.get(usize::from(v)).map(|&(p, _)| p)
+    }
+
     /// The name used in JSON and tables (`cruise`).
     pub fn name(self) -> &'static str {
-        match self {
-            Phase::Down => "down",
-            Phase::Cruise => "cruise",
-            Phase::Refill => "refill",
-            Phase::Up => "up",
-        }
+        PHASES[self as usize].1
+    }
+}
+
+impl serde::Serialize for Mode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl serde::Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -260,18 +295,9 @@ pub struct ModelState {
 
 impl From<&RawState> for ModelState {
     fn from(r: &RawState) -> ModelState {
-        let mode = match r.mode {
-            0 => Some(Mode::Startup),
-            1 => Some(Mode::Drain),
-            2 => Some(Mode::ProbeBw),
-            3 => Some(Mode::ProbeRtt),
-            _ => None,
-        };
-        let phase = match (mode, r.phase) {
-            (Some(Mode::ProbeBw), 0) => Some(Phase::Down),
-            (Some(Mode::ProbeBw), 1) => Some(Phase::Cruise),
-            (Some(Mode::ProbeBw), 2) => Some(Phase::Refill),
-            (Some(Mode::ProbeBw), 3) => Some(Phase::Up),
+        let mode = Mode::from_raw(r.mode);
+        let phase = match mode {
+            Some(Mode::ProbeBw) => Phase::from_raw(r.phase),
             _ => None,
         };
         let set32 = |v: u32| (v != u32::MAX).then_some(v);
@@ -451,5 +477,24 @@ mod tests {
             ModelState::from(&RawState::parse(&b).unwrap()).min_rtt_ms,
             None
         );
+    }
+
+    /// Each table is indexed by the raw value and by the variant: they must
+    /// be in the same order, and a value past the table is unknown.
+    #[test]
+    fn mode_and_phase_tables_are_in_value_order() {
+        for (i, &(m, name)) in MODES.iter().enumerate() {
+            assert_eq!(
+                (m as usize, Mode::from_raw(i as u8), m.name()),
+                (i, Some(m), name)
+            );
+        }
+        for (i, &(p, name)) in PHASES.iter().enumerate() {
+            assert_eq!(
+                (p as usize, Phase::from_raw(i as u8), p.name()),
+                (i, Some(p), name)
+            );
+        }
+        assert_eq!((Mode::from_raw(4), Phase::from_raw(4)), (None, None));
     }
 }

@@ -73,8 +73,8 @@
 pub mod hystart;
 
 use crate::controller::{CongestionControl, Status};
-use crate::reno::{tcp_cong_avoid_ai, tcp_slow_start};
 use crate::tcp::{AckSample, CaEvent, CaState, Tcp};
+use crate::tcp_cong::{cong_avoid_acked, reno_state_name, tcp_cong_avoid_ai, tcp_reno_undo_cwnd};
 use crate::time::Duration;
 use hystart::HyStart;
 
@@ -310,18 +310,10 @@ impl CongestionControl for Cubic {
 
     /// `cubictcp_cong_avoid`.
     fn cong_avoid(&mut self, tcp: &mut Tcp, _ack: u64, acked: u32) {
-        if !tcp.tcp_is_cwnd_limited() {
-            return;
+        if let Some(acked) = cong_avoid_acked(tcp, acked) {
+            self.update(tcp, tcp.snd_cwnd, acked);
+            tcp_cong_avoid_ai(tcp, self.cnt, acked);
         }
-        let mut acked = acked;
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        self.update(tcp, tcp.snd_cwnd, acked);
-        tcp_cong_avoid_ai(tcp, self.cnt, acked);
     }
 
     /// `cubictcp_recalc_ssthresh`: end the epoch, remember W_max (with fast
@@ -339,9 +331,9 @@ impl CongestionControl for Cubic {
         ((u64::from(cwnd) * u64::from(BETA) / u64::from(BICTCP_BETA_SCALE)) as u32).max(2)
     }
 
-    /// `tcp_reno_undo_cwnd`.
+    /// `.undo_cwnd = tcp_reno_undo_cwnd`.
     fn undo_cwnd(&mut self, tcp: &mut Tcp) -> u32 {
-        tcp.snd_cwnd.max(tcp.prior_cwnd)
+        tcp_reno_undo_cwnd(tcp)
     }
 
     /// `cubictcp_state`: an RTO resets everything, HyStart included.
@@ -394,11 +386,7 @@ impl CongestionControl for Cubic {
 
     fn status(&self, tcp: &Tcp) -> Status {
         Status {
-            state: if tcp.in_slow_start() {
-                "slow_start"
-            } else {
-                "congestion_avoidance"
-            },
+            state: reno_state_name(tcp),
             min_rtt: (self.delay_min > 0).then(|| Duration::from_micros(u64::from(self.delay_min))),
             ..Status::default()
         }

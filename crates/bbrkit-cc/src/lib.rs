@@ -32,6 +32,7 @@ pub mod random;
 pub mod rate;
 pub mod reno;
 pub mod tcp;
+pub mod tcp_cong;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod time;

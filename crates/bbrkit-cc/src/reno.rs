@@ -15,37 +15,14 @@
 //!
 //! Recovery itself (PRR, NewReno partial ACKs) belongs to the transport, as
 //! in Linux: this module only answers `ssthresh`, `cong_avoid` and `undo_cwnd`.
-//! [`tcp_slow_start`] and [`tcp_cong_avoid_ai`] are shared with CUBIC.
+//! The building blocks (`tcp_slow_start`, `tcp_cong_avoid_ai`, ...) live in
+//! [`crate::tcp_cong`], shared with CUBIC as in the kernel.
 
 use crate::controller::{CongestionControl, Status};
 use crate::tcp::Tcp;
-
-/// Linux `tcp_slow_start`: grow cwnd by one per ACKed packet, up to
-/// ssthresh. Returns the ACKed packets left over for congestion avoidance.
-pub fn tcp_slow_start(tcp: &mut Tcp, acked: u32) -> u32 {
-    let cwnd = tcp.snd_cwnd.saturating_add(acked).min(tcp.snd_ssthresh);
-    let used = cwnd.saturating_sub(tcp.snd_cwnd);
-    tcp.set_cwnd(cwnd.min(tcp.snd_cwnd_clamp));
-    acked - used.min(acked)
-}
-
-/// Linux `tcp_cong_avoid_ai`: additive increase of one packet per `w`
-/// ACKed packets, carrying the remainder in `snd_cwnd_cnt`.
-pub fn tcp_cong_avoid_ai(tcp: &mut Tcp, w: u32, acked: u32) {
-    let w = w.max(1);
-    // Credits accumulated at a higher w are applied gently now.
-    if tcp.snd_cwnd_cnt >= w {
-        tcp.snd_cwnd_cnt = 0;
-        tcp.set_cwnd(tcp.snd_cwnd.saturating_add(1));
-    }
-    tcp.snd_cwnd_cnt = tcp.snd_cwnd_cnt.saturating_add(acked);
-    if tcp.snd_cwnd_cnt >= w {
-        let delta = tcp.snd_cwnd_cnt / w;
-        tcp.snd_cwnd_cnt -= delta * w;
-        tcp.set_cwnd(tcp.snd_cwnd.saturating_add(delta));
-    }
-    tcp.set_cwnd(tcp.snd_cwnd.min(tcp.snd_cwnd_clamp));
-}
+use crate::tcp_cong::{
+    cong_avoid_acked, reno_state_name, tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_reno_undo_cwnd,
+};
 
 /// Reno has no state of its own beyond what [`Tcp`] holds.
 #[derive(Debug, Clone, Default)]
@@ -65,37 +42,25 @@ impl CongestionControl for Reno {
 
     /// Linux `tcp_reno_cong_avoid`.
     fn cong_avoid(&mut self, tcp: &mut Tcp, _ack: u64, acked: u32) {
-        if !tcp.tcp_is_cwnd_limited() {
-            return;
+        if let Some(acked) = cong_avoid_acked(tcp, acked) {
+            let w = tcp.snd_cwnd;
+            tcp_cong_avoid_ai(tcp, w, acked);
         }
-        let mut acked = acked;
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tcp.snd_cwnd;
-        tcp_cong_avoid_ai(tcp, w, acked);
     }
 
-    /// Linux `tcp_reno_ssthresh`: half the window, at least 2.
+    /// Linux `tcp_reno_ssthresh`.
     fn ssthresh(&mut self, tcp: &mut Tcp) -> u32 {
-        (tcp.snd_cwnd >> 1).max(2)
+        tcp_reno_ssthresh(tcp)
     }
 
     /// Linux `tcp_reno_undo_cwnd`.
     fn undo_cwnd(&mut self, tcp: &mut Tcp) -> u32 {
-        tcp.snd_cwnd.max(tcp.prior_cwnd)
+        tcp_reno_undo_cwnd(tcp)
     }
 
     fn status(&self, tcp: &Tcp) -> Status {
         Status {
-            state: if tcp.in_slow_start() {
-                "slow_start"
-            } else {
-                "congestion_avoidance"
-            },
+            state: reno_state_name(tcp),
             ..Status::default()
         }
     }

@@ -44,13 +44,15 @@ impl Instant {
     }
 }
 
+/// `d` in nanoseconds, saturated at `u64::MAX` (≈ 584 years).
+fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
-        Instant(
-            self.0
-                .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64),
-        )
+        Instant(self.0.saturating_add(saturating_nanos(d)))
     }
 }
 
@@ -71,10 +73,7 @@ impl Sub<Instant> for Instant {
 impl Sub<Duration> for Instant {
     type Output = Instant;
     fn sub(self, d: Duration) -> Instant {
-        Instant(
-            self.0
-                .saturating_sub(d.as_nanos().min(u64::MAX as u128) as u64),
-        )
+        Instant(self.0.saturating_sub(saturating_nanos(d)))
     }
 }
 

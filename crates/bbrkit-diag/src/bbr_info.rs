@@ -46,8 +46,10 @@ pub struct BbrV3Model {
     pub bw_lo: u64,
     /// `bbr_mode`, `enum bbr_mode`: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT.
     pub mode: u8,
-    /// `bbr_phase`, `enum bbr_pacing_gain_phase` (PROBE_BW's cycle):
-    /// 0 UP, 1 DOWN, 2 CRUISE, 3 REFILL.
+    /// `bbr_phase`, `enum tcp_bbr_phase` (mode and PROBE_BW phase in one):
+    /// 0 INVALID, 1 STARTUP, 2 DRAIN, 3 PROBE_RTT, 4 PROBE_BW_UP,
+    /// 5 PROBE_BW_DOWN, 6 PROBE_BW_CRUISE, 7 PROBE_BW_REFILL
+    /// ([`crate::model::TCP_BBR_PHASE`]).
     pub phase: u8,
     /// `bbr_inflight_lo`, packets.
     pub inflight_lo: u32,
@@ -144,7 +146,7 @@ mod tests {
         b.extend_from_slice(&1u32.to_ne_bytes()); // bw_hi msb
         b.extend_from_slice(&9u32.to_ne_bytes()); // bw_lo lsb
         b.extend_from_slice(&0u32.to_ne_bytes()); // bw_lo msb
-        b.extend_from_slice(&[2, 3, 0, 3]); // mode, phase, unused, version
+        b.extend_from_slice(&[2, 7, 0, 3]); // PROBE_BW, PROBE_BW_REFILL, unused, version
         b.extend_from_slice(&11u32.to_ne_bytes());
         b.extend_from_slice(&12u32.to_ne_bytes());
         b.extend_from_slice(&13u32.to_ne_bytes());
@@ -154,7 +156,7 @@ mod tests {
         let m = i.v3.unwrap();
         assert_eq!(m.bw_hi, (1 << 32) | 7);
         assert_eq!(m.bw_lo, 9);
-        assert_eq!((m.mode, m.phase), (2, 3));
+        assert_eq!((m.mode, m.phase), (2, 7));
         assert_eq!((m.inflight_lo, m.inflight_hi, m.extra_acked), (11, 12, 13));
         assert_eq!(i.bw_bytes_per_second, 1000);
     }

@@ -200,28 +200,13 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Family, TcpState};
 
     fn sock(cc: Option<&str>, local: u16, remote: u16) -> Socket {
-        Socket {
-            family: Family::V4,
-            state: TcpState::Established,
-            local: ([127, 0, 0, 1], local).into(),
-            remote: ([127, 0, 0, 1], remote).into(),
-            interface: 0,
-            cookie: 1,
-            uid: 0,
-            inode: 1,
-            timer: 0,
-            timer_retrans: 0,
-            expires_ms: 0,
-            recv_queue: 0,
-            send_queue: 0,
-            cc: cc.map(str::to_string),
-            tcp_info: None,
-            bbr: None,
-            warnings: Vec::new(),
-        }
+        crate::testing::socket(
+            cc,
+            ([127, 0, 0, 1], local).into(),
+            ([127, 0, 0, 1], remote).into(),
+        )
     }
 
     #[test]

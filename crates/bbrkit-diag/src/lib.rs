@@ -62,6 +62,8 @@ mod socket;
 mod state;
 pub mod summary;
 mod tcp_info;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod wire;
 
 pub use bbr_info::{BbrInfo, BbrV3Model};

@@ -23,6 +23,20 @@ use crate::{BbrInfo, DiagError};
 /// the delivery-rate histogram: one per decade, 100 kbit/s to 100 Gbit/s).
 pub const BW_BUCKETS: [f64; 7] = crate::exposition::DELIVERY_RATE_BUCKETS;
 
+/// google/bbr v3 `enum tcp_bbr_phase`, by value: `BBR_PHASE_INVALID` (0),
+/// `_STARTUP`, `_DRAIN`, `_PROBE_RTT`, `_PROBE_BW_UP`, `_PROBE_BW_DOWN`,
+/// `_PROBE_BW_CRUISE`, `_PROBE_BW_REFILL` (7).
+pub const TCP_BBR_PHASE: [BbrState; 8] = [
+    BbrState::Unknown,
+    BbrState::Startup,
+    BbrState::Drain,
+    BbrState::ProbeRtt,
+    BbrState::ProbeBwUp,
+    BbrState::ProbeBwDown,
+    BbrState::ProbeBwCruise,
+    BbrState::ProbeBwRefill,
+];
+
 /// A state of the BBR model, as a label value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BbrState {
@@ -59,20 +73,18 @@ impl BbrState {
         }
     }
 
-    /// From google/bbr v3's `enum bbr_mode` (0 STARTUP, 1 DRAIN, 2
-    /// PROBE_BW, 3 PROBE_RTT) and `enum bbr_pacing_gain_phase` (0 UP,
-    /// 1 DOWN, 2 CRUISE, 3 REFILL), as the v3 `tcp_bbr_info` carries them.
-    pub fn from_v3(mode: u8, phase: u8) -> BbrState {
-        match (mode, phase) {
-            (0, _) => BbrState::Startup,
-            (1, _) => BbrState::Drain,
-            (2, 0) => BbrState::ProbeBwUp,
-            (2, 1) => BbrState::ProbeBwDown,
-            (2, 2) => BbrState::ProbeBwCruise,
-            (2, 3) => BbrState::ProbeBwRefill,
-            (3, _) => BbrState::ProbeRtt,
-            _ => BbrState::Unknown,
-        }
+    /// From the v3 `tcp_bbr_info.bbr_phase`. google/bbr v3 fills it with
+    /// `bbr_get_phase`, in the UAPI's `enum tcp_bbr_phase`
+    /// (`include/uapi/linux/inet_diag.h`), one flat numbering of mode and
+    /// ProbeBW phase: [`TCP_BBR_PHASE`]. It is *not* the ProbeBW cycle index
+    /// (`enum bbr_pacing_gain_phase`, 0 UP .. 3 REFILL). v2alpha's
+    /// `enum tcp_bbr2_phase` numbers the same way. `bbr_mode` adds nothing
+    /// this does not say.
+    pub fn from_tcp_bbr_phase(phase: u8) -> BbrState {
+        TCP_BBR_PHASE
+            .get(usize::from(phase))
+            .copied()
+            .unwrap_or(BbrState::Unknown)
     }
 
     /// From mainline BBRv1's gains (units of 1/256), by `bbr_update_gains`:
@@ -95,7 +107,7 @@ impl BbrState {
     /// The state a kernel `tcp_bbr_info` describes.
     pub fn of(info: &BbrInfo) -> BbrState {
         match &info.v3 {
-            Some(m) => BbrState::from_v3(m.mode, m.phase),
+            Some(m) => BbrState::from_tcp_bbr_phase(m.phase),
             None => BbrState::from_v1(info.pacing_gain_x256, info.cwnd_gain_x256),
         }
     }
@@ -167,9 +179,38 @@ mod tests {
         assert_eq!(BbrState::from_v1(256, 512), BbrState::ProbeBwCruise);
         assert_eq!(BbrState::from_v1(256, 256), BbrState::ProbeRtt);
         assert_eq!(BbrState::from_v1(0, 0), BbrState::Unknown);
-        assert_eq!(BbrState::from_v3(2, 3), BbrState::ProbeBwRefill);
-        assert_eq!(BbrState::from_v3(3, 0), BbrState::ProbeRtt);
-        assert_eq!(BbrState::from_v3(9, 0), BbrState::Unknown);
+    }
+
+    /// A v3 `tcp_bbr_info` as google's `bbr_get_info` writes it: `bbr_mode`
+    /// at 36, `bbr_phase` (`enum tcp_bbr_phase`) at 37, version 3 at 39.
+    fn v3_info(mode: u8, phase: u8) -> BbrInfo {
+        let mut b = vec![0u8; 52];
+        b[12..16].copy_from_slice(&256u32.to_ne_bytes());
+        b[16..20].copy_from_slice(&512u32.to_ne_bytes());
+        b[36] = mode;
+        b[37] = phase;
+        b[39] = 3;
+        BbrInfo::parse(&b).unwrap()
+    }
+
+    /// Every (bbr_mode, bbr_phase) pair a v3 kernel reports, from
+    /// `bbr_get_phase`: the ProbeBW phases are 4..7, not the cycle index.
+    #[test]
+    fn v3_state_follows_the_kernels_tcp_bbr_phase() {
+        let kernel = [
+            (0, 1, BbrState::Startup),
+            (1, 2, BbrState::Drain),
+            (3, 3, BbrState::ProbeRtt),
+            (2, 4, BbrState::ProbeBwUp),
+            (2, 5, BbrState::ProbeBwDown),
+            (2, 6, BbrState::ProbeBwCruise),
+            (2, 7, BbrState::ProbeBwRefill),
+            (2, 0, BbrState::Unknown),
+            (2, 8, BbrState::Unknown),
+        ];
+        for (mode, phase, want) in kernel {
+            assert_eq!(BbrState::of(&v3_info(mode, phase)), want, "{mode}/{phase}");
+        }
     }
 
     #[test]

@@ -101,7 +101,7 @@ pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Family, TcpInfo, TcpState};
+    use crate::TcpInfo;
 
     fn sock(
         cc: Option<&str>,
@@ -118,23 +118,12 @@ mod tests {
         b[200..208].copy_from_slice(&sent.to_ne_bytes());
         b[208..216].copy_from_slice(&retrans.to_ne_bytes());
         Socket {
-            family: Family::V4,
-            state: TcpState::Established,
-            local: "127.0.0.1:1".parse().unwrap(),
-            remote: "127.0.0.1:2".parse().unwrap(),
-            interface: 0,
-            cookie: 1,
-            uid: 0,
-            inode: 1,
-            timer: 0,
-            timer_retrans: 0,
-            expires_ms: 0,
-            recv_queue: 0,
-            send_queue: 0,
-            cc: cc.map(str::to_string),
             tcp_info: cc.map(|_| TcpInfo::parse(&b)),
-            bbr: None,
-            warnings: vec![],
+            ..crate::testing::socket(
+                cc,
+                "127.0.0.1:1".parse().unwrap(),
+                "127.0.0.1:2".parse().unwrap(),
+            )
         }
     }
 

@@ -17,6 +17,8 @@ use bbrkit_bpf::pin;
 use bbrkit_bpf::status::{self, Holder};
 use serde::Serialize;
 
+use bbrkit_diag::model::BbrState;
+
 use crate::{HostError, sysctl};
 
 /// The BPF congestion controls bbrkit ships, each with a boot unit.
@@ -204,8 +206,6 @@ pub struct SocketModel {
 /// The model state of every BPF socket of the calling thread's network
 /// namespace from the telemetry maps (reading them needs CAP_SYS_ADMIN).
 pub fn telemetry_here() -> Result<Vec<SocketModel>, String> {
-    use bbrkit_bpf::telemetry::{Mode, Phase};
-    use bbrkit_diag::model::BbrState;
     let own = std::fs::read_link("/proc/thread-self/ns/net")
         .ok()
         .and_then(|t| {
@@ -222,19 +222,26 @@ pub fn telemetry_here() -> Result<Vec<SocketModel>, String> {
         .map(|m| SocketModel {
             local: m.socket.local,
             remote: m.socket.remote,
-            state: match (m.state.mode, m.state.phase) {
-                (Some(Mode::Startup), _) => BbrState::Startup,
-                (Some(Mode::Drain), _) => BbrState::Drain,
-                (Some(Mode::ProbeBw), Some(Phase::Up)) => BbrState::ProbeBwUp,
-                (Some(Mode::ProbeBw), Some(Phase::Down)) => BbrState::ProbeBwDown,
-                (Some(Mode::ProbeBw), Some(Phase::Cruise)) => BbrState::ProbeBwCruise,
-                (Some(Mode::ProbeBw), Some(Phase::Refill)) => BbrState::ProbeBwRefill,
-                (Some(Mode::ProbeRtt), _) => BbrState::ProbeRtt,
-                _ => BbrState::Unknown,
-            },
+            state: model_state(&m.state),
             bw_bytes_per_second: m.state.bw_bits_per_second / 8,
         })
         .collect())
+}
+
+/// The metrics state of a telemetry entry: the same [`BbrState`] that a
+/// kernel BBR's `tcp_bbr_info` gives ([`BbrState::of`]).
+pub fn model_state(m: &bbrkit_bpf::telemetry::ModelState) -> BbrState {
+    use bbrkit_bpf::telemetry::{Mode, Phase};
+    match (m.mode, m.phase) {
+        (Some(Mode::Startup), _) => BbrState::Startup,
+        (Some(Mode::Drain), _) => BbrState::Drain,
+        (Some(Mode::ProbeBw), Some(Phase::Up)) => BbrState::ProbeBwUp,
+        (Some(Mode::ProbeBw), Some(Phase::Down)) => BbrState::ProbeBwDown,
+        (Some(Mode::ProbeBw), Some(Phase::Cruise)) => BbrState::ProbeBwCruise,
+        (Some(Mode::ProbeBw), Some(Phase::Refill)) => BbrState::ProbeBwRefill,
+        (Some(Mode::ProbeRtt), _) => BbrState::ProbeRtt,
+        _ => BbrState::Unknown,
+    }
 }
 
 /// Algorithms with a link pin under `/sys/fs/bpf/bbrkit` now.
@@ -281,5 +288,38 @@ pub fn default_write_allowed(cc: &str, initial_netns: bool) -> Result<(), String
             "{cc} is not in net.ipv4.tcp_allowed_congestion_control ({}) of this network namespace: not written (the kernel would answer EPERM and keep a reference to {cc} until reboot)",
             allowed.join(" ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bbrkit_bpf::telemetry::{ModelState, RawState};
+
+    /// The BPF bbr3 and a v3 kernel number the same state differently: the
+    /// telemetry map's phase is `(cycle_idx + 3) & 3` (DOWN 0 .. UP 3,
+    /// bbr3.bpf.c), the kernel's `bbr_phase` is `enum tcp_bbr_phase` (1
+    /// STARTUP .. 7 PROBE_BW_REFILL). Both must decode to one state.
+    #[test]
+    fn bpf_telemetry_and_kernel_tcp_bbr_phase_agree_on_every_state() {
+        let bpf = |mode: u8, phase: u8| {
+            model_state(&ModelState::from(&RawState {
+                mode,
+                phase,
+                ..RawState::default()
+            }))
+        };
+        // google's enum bbr_pacing_gain_phase: UP 0, DOWN 1, CRUISE 2, REFILL 3;
+        // bbr_get_phase reports them as BBR_PHASE_PROBE_BW_UP (4) + cycle_idx.
+        for cycle_idx in 0u8..4 {
+            let kernel = BbrState::from_tcp_bbr_phase(4 + cycle_idx);
+            assert_eq!(bpf(2, (cycle_idx + 3) & 3), kernel, "cycle_idx {cycle_idx}");
+            assert_ne!(kernel, BbrState::Unknown);
+        }
+        // STARTUP, DRAIN, PROBE_RTT: bbr_mode 0, 1, 3; tcp_bbr_phase 1, 2, 3.
+        for (mode, phase) in [(0, 1), (1, 2), (3, 3)] {
+            assert_eq!(bpf(mode, 0), BbrState::from_tcp_bbr_phase(phase));
+        }
+        assert_eq!(bpf(7, 0), BbrState::Unknown);
     }
 }

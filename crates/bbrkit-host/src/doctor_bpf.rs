@@ -9,7 +9,7 @@
 //! judges it together with the files under the root, so every pitfall has
 //! a fixture test with no kernel state at all. Only reads.
 
-use crate::doctor::{Finding, Level};
+use crate::doctor::{Finding, Level, connection_lines};
 use crate::precedence;
 use crate::verify::Established;
 use crate::{KEY_CC, Root, boot, bpfcc, sysctl, unit};
@@ -43,16 +43,6 @@ pub fn gather() -> BpfView {
             .collect(),
         missing_requirement: bpfcc::missing_requirement(&bpfcc::features()),
         sockets: crate::verify::established_sockets().unwrap_or_default(),
-    }
-}
-
-fn finding(id: &str, level: Level, title: String, evidence: Vec<String>, fix: String) -> Finding {
-    Finding {
-        id: id.into(),
-        level,
-        title,
-        evidence,
-        fix,
     }
 }
 
@@ -110,7 +100,7 @@ fn default_without_unit(root: &Root, out: &mut Vec<Finding>) {
                 w.file, w.line
             )
         };
-        out.push(finding(
+        out.push(Finding::new(
             "bpf_default_without_unit",
             Level::Warning,
             format!("{} makes {cc} the default at boot, but nothing registers {cc} then", w.file),
@@ -151,7 +141,7 @@ fn boot_failed(root: &Root, v: &BpfView, cc: &str, out: &mut Vec<Finding>) {
                 if registered { "is" } else { "is not" },
                 v.current_cc.as_deref().unwrap_or("?")
             ));
-            out.push(finding(
+            out.push(Finding::new(
                 "bpf_boot_failed",
                 Level::Error,
                 format!("{} failed this boot: {cc} was not made the default", st.name),
@@ -163,7 +153,7 @@ fn boot_failed(root: &Root, v: &BpfView, cc: &str, out: &mut Vec<Finding>) {
             ));
         }
         None if st.enabled() && !registered && unit::systemd_booted(root).0 => {
-            out.push(finding(
+            out.push(Finding::new(
                 "bpf_boot_not_run",
                 Level::Warning,
                 format!("{} is enabled but has not registered {cc} this boot", st.name),
@@ -182,7 +172,7 @@ fn boot_failed(root: &Root, v: &BpfView, cc: &str, out: &mut Vec<Finding>) {
 /// The name is registered, but not through bbrkit's pin.
 fn foreign(r: &bpfcc::Registration, out: &mut Vec<Finding>) {
     if r.registered && !r.by_bbrkit {
-        out.push(finding(
+        out.push(Finding::new(
             "bpf_foreign",
             Level::Warning,
             format!("{} is registered by something else than bbrkit", r.cc),
@@ -202,22 +192,13 @@ fn foreign(r: &bpfcc::Registration, out: &mut Vec<Finding>) {
 /// registered (a BPF one that was unregistered while they used it).
 fn stuck(v: &BpfView, out: &mut Vec<Finding>) {
     let gone = |cc: &str| !v.available_cc.iter().any(|c| c == cc);
-    let socks: Vec<String> = v
-        .sockets
-        .iter()
-        .filter(|s| s.cc.as_deref().is_some_and(gone))
-        .map(|s| {
-            format!(
-                "{} -> {} uses {} (not registered)",
-                s.local,
-                s.remote,
-                s.cc.as_deref().unwrap_or("")
-            )
-        })
-        .collect();
-    if !socks.is_empty() {
-        let n = socks.len();
-        let mut ev: Vec<String> = socks.into_iter().take(10).collect();
+    let (n, socks) = connection_lines(
+        &v.sockets,
+        |s| s.cc.as_deref().is_some_and(gone),
+        " (not registered)",
+    );
+    if n > 0 {
+        let mut ev = socks;
         for r in v
             .registrations
             .iter()
@@ -225,16 +206,16 @@ fn stuck(v: &BpfView, out: &mut Vec<Finding>) {
         {
             ev.push(format!("{}: struct_ops map(s) {:?} of that name no longer registered but still alive (held by connections or by a namespace's default)", r.cc, r.lingering_maps));
         }
-        out.push(finding(
+        out.push(Finding::new(
             "bpf_stuck_connections",
             Level::Warning,
             format!("{n} connection(s) still run an unregistered congestion control"),
             ev,
-            "they keep the old program until they close (it is freed then); restart or reconnect them to move them to the default".into(),
+            "they keep the old program until they close (it is freed then); restart or reconnect them to move them to the default",
         ));
     }
     if let Some(cur) = v.current_cc.as_deref().filter(|c| gone(c)) {
-        out.push(finding(
+        out.push(Finding::new(
             "bpf_default_unregistered",
             Level::Error,
             format!("the default {cur} of this network namespace is no longer registered"),

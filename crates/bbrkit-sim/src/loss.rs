@@ -19,18 +19,42 @@ pub enum LossModel {
         p: f64,
     },
     /// Gilbert–Elliott: a Good and a Bad state with their own drop
-    /// probabilities; `p_gb` is the per-packet chance of moving Good→Bad,
-    /// `p_bg` of Bad→Good.
-    GilbertElliott {
-        /// P(Good → Bad) per packet.
-        p_gb: f64,
-        /// P(Bad → Good) per packet.
-        p_bg: f64,
-        /// Drop probability in the Good state.
-        loss_good: f64,
-        /// Drop probability in the Bad state.
-        loss_bad: f64,
-    },
+    /// probabilities (see [`GilbertElliott`]).
+    GilbertElliott(GilbertElliott),
+}
+
+/// The parameters of a Gilbert–Elliott chain: `p_gb` is the per-packet
+/// chance of moving Good→Bad, `p_bg` of Bad→Good.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GilbertElliott {
+    /// P(Good → Bad) per packet.
+    pub p_gb: f64,
+    /// P(Bad → Good) per packet.
+    pub p_bg: f64,
+    /// Drop probability in the Good state.
+    pub loss_good: f64,
+    /// Drop probability in the Bad state.
+    pub loss_bad: f64,
+}
+
+impl GilbertElliott {
+    /// The chance of leaving the state (`bad` or Good) on one packet.
+    fn p_leave(&self, bad: bool) -> f64 {
+        if bad { self.p_bg } else { self.p_gb }
+    }
+
+    /// The drop probability in the state.
+    fn p_loss(&self, bad: bool) -> f64 {
+        if bad { self.loss_bad } else { self.loss_good }
+    }
+
+    /// The long-run fraction of packets dropped: the stationary P(Bad)
+    /// `p_gb / (p_gb + p_bg)` weighs the two states' drop probabilities.
+    fn mean_loss(&self) -> f64 {
+        let sum = self.p_gb + self.p_bg;
+        let bad = if sum > 0.0 { self.p_gb / sum } else { 0.0 };
+        bad * self.loss_bad + (1.0 - bad) * self.loss_good
+    }
 }
 
 impl LossModel {
@@ -56,12 +80,12 @@ impl LossModel {
         let p_bg = 1.0 / burst;
         // Stationary P(Bad) = p_gb / (p_gb + p_bg) = p.
         let p_gb = (p * p_bg / (1.0 - p)).min(1.0);
-        LossModel::GilbertElliott {
+        LossModel::GilbertElliott(GilbertElliott {
             p_gb,
             p_bg,
             loss_good: 0.0,
             loss_bad: 1.0,
-        }
+        })
     }
 
     /// The long-run fraction of packets this model drops.
@@ -69,19 +93,7 @@ impl LossModel {
         match *self {
             LossModel::None => 0.0,
             LossModel::Bernoulli { p } => p,
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                let bad = if p_gb + p_bg > 0.0 {
-                    p_gb / (p_gb + p_bg)
-                } else {
-                    0.0
-                };
-                bad * loss_bad + (1.0 - bad) * loss_good
-            }
+            LossModel::GilbertElliott(ge) => ge.mean_loss(),
         }
     }
 }
@@ -116,17 +128,11 @@ impl Dropper {
         match self.model {
             LossModel::None => false,
             LossModel::Bernoulli { p } => uniform(&mut self.rng) < p,
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                let flip = if self.bad { p_bg } else { p_gb };
-                if uniform(&mut self.rng) < flip {
+            LossModel::GilbertElliott(ge) => {
+                if uniform(&mut self.rng) < ge.p_leave(self.bad) {
                     self.bad = !self.bad;
                 }
-                let p = if self.bad { loss_bad } else { loss_good };
+                let p = ge.p_loss(self.bad);
                 p > 0.0 && uniform(&mut self.rng) < p
             }
         }

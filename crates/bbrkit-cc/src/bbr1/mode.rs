@@ -43,16 +43,18 @@ pub const LEGAL_TRANSITIONS: [(Mode, Mode); 8] = [
     (Mode::ProbeRtt, Mode::Startup),
 ];
 
+/// The mode change an observer that looks once per call sees when
+/// `bbr_check_drain` passes through DRAIN within one ACK.
+const THROUGH_DRAIN: (Mode, Mode) = (Mode::Startup, Mode::ProbeBw);
+
 /// The mode changes visible between two consecutive controller calls:
 /// [`LEGAL_TRANSITIONS`] plus `Startup → ProbeBw` (through DRAIN in one ACK).
-pub const OBSERVABLE_TRANSITIONS: [(Mode, Mode); 9] = [
-    (Mode::Startup, Mode::Drain),
-    (Mode::Startup, Mode::ProbeRtt),
-    (Mode::Startup, Mode::ProbeBw),
-    (Mode::Drain, Mode::ProbeBw),
-    (Mode::Drain, Mode::ProbeRtt),
-    (Mode::ProbeBw, Mode::ProbeBw),
-    (Mode::ProbeBw, Mode::ProbeRtt),
-    (Mode::ProbeRtt, Mode::ProbeBw),
-    (Mode::ProbeRtt, Mode::Startup),
-];
+pub const OBSERVABLE_TRANSITIONS: [(Mode, Mode); LEGAL_TRANSITIONS.len() + 1] = {
+    let mut all = [THROUGH_DRAIN; LEGAL_TRANSITIONS.len() + 1];
+    let mut i = 0;
+    while i < LEGAL_TRANSITIONS.len() {
+        all[i] = LEGAL_TRANSITIONS[i];
+        i += 1;
+    }
+    all
+};

@@ -474,23 +474,13 @@ mod tests {
         put(200, &4000u64.to_ne_bytes()); // bytes_sent
         put(208, &1000u64.to_ne_bytes()); // bytes_retrans
         Socket {
-            family: Family::V4,
-            state: TcpState::Established,
-            local: "10.0.0.1:443".parse().unwrap(),
-            remote: "10.0.0.2:50000".parse().unwrap(),
-            interface: 0,
-            cookie: 1,
-            uid: 0,
-            inode: 1,
-            timer: 0,
-            timer_retrans: 0,
-            expires_ms: 0,
-            recv_queue: 0,
-            send_queue: 0,
-            cc: Some("bbr".into()),
             tcp_info: Some(TcpInfo::parse(&t)),
             bbr: Some(BbrInfo::parse(bbr).unwrap()),
-            warnings: Vec::new(),
+            ..bbrkit_diag::testing::socket(
+                Some("bbr"),
+                "10.0.0.1:443".parse().unwrap(),
+                "10.0.0.2:50000".parse().unwrap(),
+            )
         }
     }
 
@@ -499,7 +489,7 @@ mod tests {
         for v in [125_000u32, 0, 1500, 320, 512, 250_000, 0, 100_000, 0] {
             b.extend_from_slice(&v.to_ne_bytes());
         }
-        b.extend_from_slice(&[2, 1, 0, 3]); // PROBE_BW, DOWN, unused, version 3
+        b.extend_from_slice(&[2, 5, 0, 3]); // PROBE_BW, BBR_PHASE_PROBE_BW_DOWN, unused, version 3
         for v in [7u32, 9, 2] {
             b.extend_from_slice(&v.to_ne_bytes());
         }
@@ -527,7 +517,7 @@ mod tests {
         let m = &j["bbr"]["v3"];
         assert_eq!(m["bw_hi_bits_per_second"], 2_000_000);
         assert_eq!(m["bw_lo_bits_per_second"], 800_000);
-        assert_eq!((&m["mode"], &m["phase"]), (&2.into(), &1.into()));
+        assert_eq!((&m["mode"], &m["phase"]), (&2.into(), &5.into()));
         assert_eq!(
             (&m["inflight_lo"], &m["inflight_hi"], &m["extra_acked"]),
             (&7.into(), &9.into(), &2.into())
