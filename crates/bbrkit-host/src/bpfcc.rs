@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use bbrkit_diag::model::BbrState;
 
-use crate::{HostError, sysctl};
+use crate::HostError;
 
 /// The BPF congestion controls bbrkit ships, each with a boot unit.
 pub const BPF_CCS: [&str; 1] = ["bbr3"];
@@ -280,7 +280,7 @@ pub fn trial_load(cc: &str) -> Result<(), RegisterFailure> {
 /// keeps the reference it took: a BPF struct_ops map would then live until
 /// reboot. So bbrkit never makes that write.
 pub fn default_write_allowed(cc: &str, initial_netns: bool) -> Result<(), String> {
-    let allowed = sysctl::read_list("net.ipv4.tcp_allowed_congestion_control");
+    let allowed = bbrkit_diag::algorithms::allowed().unwrap_or_default();
     if initial_netns || allowed.iter().any(|a| a == cc) {
         Ok(())
     } else {

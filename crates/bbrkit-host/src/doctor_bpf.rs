@@ -34,7 +34,7 @@ pub struct BpfView {
 /// Reads the live state.
 pub fn gather() -> BpfView {
     BpfView {
-        available_cc: sysctl::read_list("net.ipv4.tcp_available_congestion_control"),
+        available_cc: bbrkit_diag::algorithms::available().unwrap_or_default(),
         current_cc: sysctl::read(KEY_CC).ok().flatten(),
         boot_id: boot::boot_id(),
         registrations: bpfcc::BPF_CCS

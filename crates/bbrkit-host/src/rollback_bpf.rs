@@ -6,9 +6,9 @@
 //! close. Touches no pin that existed before `enable` and nothing outside
 //! bbrkit's pin directory.
 
+use crate::bpfcc;
 use crate::rollback::{Action, Step};
 use crate::state::BeforeImage;
-use crate::{bpfcc, sysctl};
 
 fn act(what: &str, action: &str, detail: String) -> Action {
     Action {
@@ -102,7 +102,8 @@ const UNREGISTER_WAIT_MS: u64 = 2000;
 
 fn wait_gone(name: &str) -> bool {
     for _ in 0..UNREGISTER_WAIT_MS / 20 {
-        if !sysctl::read_list("net.ipv4.tcp_available_congestion_control")
+        if !bbrkit_diag::algorithms::available()
+            .unwrap_or_default()
             .iter()
             .any(|a| a == name)
         {
@@ -116,7 +117,7 @@ fn wait_gone(name: &str) -> bool {
 /// `local -> remote (cc)` of connections on those of `ccs` that are no
 /// longer registered.
 pub fn still_running(ccs: &[String]) -> Vec<String> {
-    let available = sysctl::read_list("net.ipv4.tcp_available_congestion_control");
+    let available = bbrkit_diag::algorithms::available().unwrap_or_default();
     let gone: Vec<&str> = ccs
         .iter()
         .map(String::as_str)
