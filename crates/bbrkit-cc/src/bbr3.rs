@@ -112,6 +112,7 @@ pub use state::State;
 
 use std::cell::Cell;
 
+use crate::bbr1::Mode;
 use crate::controller::{CongestionControl, Status};
 use crate::random::Random;
 use crate::rate::{RateSample, TxSnapshot};
@@ -119,19 +120,6 @@ use crate::tcp::{CaEvent, CaState, Tcp};
 use crate::time::Instant;
 use params::{BBR_UNIT, INF, phase};
 use round::Sample;
-
-/// Linux `enum bbr_mode`: the coarse state (PROBE_BW's phase is separate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// `BBR_STARTUP`: ramp up the sending rate rapidly to fill the pipe.
-    Startup,
-    /// `BBR_DRAIN`: drain the queue STARTUP created.
-    Drain,
-    /// `BBR_PROBE_BW`: discover and share bandwidth around the estimate.
-    ProbeBw,
-    /// `BBR_PROBE_RTT`: cut inflight to probe min_rtt.
-    ProbeRtt,
-}
 
 /// Linux `enum bbr_ack_phase`: how the incoming ACKs relate to our probing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

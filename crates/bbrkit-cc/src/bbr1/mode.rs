@@ -1,7 +1,8 @@
 //! BBRv1 modes as seen from outside (`enum bbr_mode`) and the legal mode
 //! changes, for tracing and for property tests of the state machine.
 
-/// The public face of `enum bbr_mode`, for tracing and property tests.
+/// The public face of `enum bbr_mode`, for tracing and property tests. BBRv3
+/// (google/bbr v3 keeps the same four modes) uses this type too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
     /// `BBR_STARTUP`: ramp up the sending rate rapidly to fill the pipe.
