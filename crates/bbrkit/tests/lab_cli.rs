@@ -159,6 +159,11 @@ fn bbrkit_default_signals() -> Command {
 }
 
 fn start_named_lab() -> std::process::Child {
+    start_named_lab_with(&[])
+}
+
+/// [`start_named_lab`] with `extra` arguments.
+fn start_named_lab_with(extra: &[&std::ffi::OsStr]) -> std::process::Child {
     let child = bbrkit_default_signals()
         .args([
             "lab",
@@ -171,6 +176,7 @@ fn start_named_lab() -> std::process::Child {
             "5ms",
         ])
         .args(["--loss", "1%", "--cc", "cubic", "--retries", "0"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -308,6 +314,43 @@ fn sigterm_mid_run_leaves_nothing() {
 #[ignore = "needs root"]
 fn sighup_mid_run_leaves_nothing() {
     signal_leaves_nothing(libc::SIGHUP, 129);
+}
+
+/// Ctrl-C of a lab asked for `--out`, `--timeseries` and `--plot`: exit 130
+/// and neither a file (final or temporary) nor a namespace is left.
+#[test]
+#[ignore = "needs root"]
+fn sigint_with_output_files_leaves_no_file_and_no_namespace() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv, svg) = (
+        dir.path().join("lab.json"),
+        dir.path().join("lab.csv"),
+        dir.path().join("lab.svg"),
+    );
+    let child = start_named_lab_with(&[
+        "--out".as_ref(),
+        json.as_os_str(),
+        "--timeseries".as_ref(),
+        csv.as_os_str(),
+        "--plot".as_ref(),
+        svg.as_os_str(),
+    ]);
+    let pid = child.id();
+    let inodes = ns_inodes_of(pid);
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "files left: {left:?}");
+    assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+    assert_namespaces_gone(&inodes);
 }
 
 #[test]
