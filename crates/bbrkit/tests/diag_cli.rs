@@ -2,14 +2,11 @@
 //! error with exit 2 that changes nothing, and the metrics of this host pass
 //! Prometheus's own parser (`promtool check metrics`).
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 
-fn bbrkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bbrkit"))
-        .args(args)
-        .output()
-        .expect("spawn bbrkit")
-}
+use common::bbrkit;
 
 fn usage_error(out: &Output) -> String {
     assert_eq!(
