@@ -26,8 +26,9 @@
 //!
 //! Seeds: proptest prints the minimal failing case (it includes the
 //! controller's RNG seed) and saves it in `tests/properties.proptest-regressions`,
-//! which is replayed first on every run. `BBRKIT_TEST_SEED=<n>` (or
-//! `PROPTEST_RNG_SEED=<n>`) fixes the generator; `PROPTEST_CASES=<n>` changes the number of cases (default 256 per
+//! which is replayed first on every run. Each property prints its
+//! generator's seed (a fresh one per run); `BBRKIT_TEST_SEED=<n>` replays
+//! it. `PROPTEST_CASES=<n>` changes the number of cases (default 256 per
 //! algorithm here).
 
 use bbrkit_cc::bbr1::{self, Mode};
@@ -349,14 +350,8 @@ fn config() -> ProptestConfig {
             .and_then(|s| s.parse().ok())
             .unwrap_or(256),
         max_shrink_iters: 2000,
-        // BBRKIT_TEST_SEED fixes the generator (as PROPTEST_RNG_SEED does).
-        rng_seed: match std::env::var("BBRKIT_TEST_SEED")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            Some(s) => proptest::test_runner::RngSeed::Fixed(s),
-            None => ProptestConfig::default().rng_seed,
-        },
+        // BBRKIT_TEST_SEED fixes the generator; else a fresh seed, printed.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(bbrkit_cc::testing::fresh_test_seed()),
         ..ProptestConfig::default()
     }
 }

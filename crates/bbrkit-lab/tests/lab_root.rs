@@ -397,8 +397,7 @@ fn loss_test(kind: EmulatorKind) {
     let _g = serial();
     // The userspace emulator's loss process is seeded; the split one uses
     // the kernel's PRNG (the bounds are the same).
-    let seed = 0xb1b0_u64 ^ std::process::id() as u64;
-    println!("seed {seed}");
+    let seed = bbrkit_cc::testing::test_seed(0xb1b0_u64 ^ std::process::id() as u64);
     with_retries(&format!("loss ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let emu =

@@ -315,14 +315,7 @@ fn verify_names_sockets_created_before_the_switch() {
 fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
     const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
     // BBRKIT_TEST_SEED replays a run; the seed is printed (shown on failure).
-    let seed = match std::env::var("BBRKIT_TEST_SEED") {
-        Ok(s) => s.parse().expect("BBRKIT_TEST_SEED: a u64"),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("crash test seed: BBRKIT_TEST_SEED={seed}");
+    let seed = bbrkit_cc::testing::fresh_test_seed();
     in_netns(move || {
         let mut rng = seed | 1;
         let mut next = move || {

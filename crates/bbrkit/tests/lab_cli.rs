@@ -234,18 +234,8 @@ fn second_sigint_exits_at_once_leaving_nothing() {
 #[ignore = "needs root"]
 fn signals_at_random_moments_leave_nothing() {
     let _g = serial();
-    let seed = std::env::var("LAB_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos() as u64
-                | 1
-        });
-    println!("seed {seed} (LAB_KILL_SEED={seed} repeats this test)");
-    let mut x = seed;
+    // BBRKIT_TEST_SEED repeats a run; the seed is printed.
+    let mut x = bbrkit_cc::testing::fresh_test_seed() | 1;
     let links = host_links();
     for i in 0..4 {
         // xorshift64: a delay of 0..1000 ms after spawning.
