@@ -374,6 +374,17 @@ algorithm_property!(bbr1_invariants, Algorithm::Bbr1);
 algorithm_property!(bbr2_invariants, Algorithm::Bbr2);
 algorithm_property!(bbr3_invariants, Algorithm::Bbr3);
 
+/// The states of BBRv2 and BBRv3 (one state machine).
+const BBR2_STATES: &[&str] = &[
+    "startup",
+    "drain",
+    "probe_bw_down",
+    "probe_bw_cruise",
+    "probe_bw_refill",
+    "probe_bw_up",
+    "probe_rtt",
+];
+
 /// The generator is not vacuous: over a fixed set of generated cases each
 /// algorithm visits all of its states and every loss-recovery state.
 #[test]
@@ -387,30 +398,8 @@ fn random_cases_visit_every_state() {
             Algorithm::Bbr1,
             &["startup", "drain", "probe_bw", "probe_rtt"],
         ),
-        (
-            Algorithm::Bbr2,
-            &[
-                "startup",
-                "drain",
-                "probe_bw_down",
-                "probe_bw_cruise",
-                "probe_bw_refill",
-                "probe_bw_up",
-                "probe_rtt",
-            ],
-        ),
-        (
-            Algorithm::Bbr3,
-            &[
-                "startup",
-                "drain",
-                "probe_bw_down",
-                "probe_bw_cruise",
-                "probe_bw_refill",
-                "probe_bw_up",
-                "probe_rtt",
-            ],
-        ),
+        (Algorithm::Bbr2, BBR2_STATES),
+        (Algorithm::Bbr3, BBR2_STATES),
     ];
     for (alg, states) in expect {
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);

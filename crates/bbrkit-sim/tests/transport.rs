@@ -17,13 +17,23 @@ fn finite(alg: Algorithm, size: u64) -> FlowConfig {
     }
 }
 
+/// One Reno flow of `size` bytes over `path`, for at most `secs`, seeded.
+fn reno_transfer(size: u64, path: PathConfig, secs: u64, seed: u64) -> SimConfig {
+    SimConfig::new(
+        path,
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(secs),
+        seed,
+    )
+}
+
 #[test]
 fn lossless_transfer_delivers_every_byte_exactly_once() {
     let size = 3_000_001; // not a multiple of the MSS
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -42,10 +52,10 @@ fn lossless_transfer_delivers_every_byte_exactly_once() {
 #[test]
 fn transfer_through_overflowing_buffer_still_delivers_every_byte() {
     let size = 5_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(10_000_000, 40, BufferSize::Packets(8), 0.01),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(120),
+        120,
         3,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -65,10 +75,10 @@ fn transfer_through_overflowing_buffer_still_delivers_every_byte() {
 #[test]
 fn single_loss_is_repaired_by_sack_fast_recovery() {
     let size = 2_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -87,10 +97,10 @@ fn single_loss_is_repaired_by_sack_fast_recovery() {
 #[test]
 fn several_losses_in_one_window_recover_without_timeout() {
     let size = 2_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -109,10 +119,10 @@ fn several_losses_in_one_window_recover_without_timeout() {
 /// the flow's report, after checking every byte arrived.
 fn tail_loss(tlp: bool, drops: usize) -> FlowReport {
     let size = 20 * 1448;
-    let mut cfg = SimConfig::new(
+    let mut cfg = reno_transfer(
+        size,
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(10),
+        10,
         1,
     );
     cfg.tlp = tlp;

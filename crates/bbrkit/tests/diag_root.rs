@@ -12,7 +12,6 @@ mod netns;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
-use std::process::Command;
 
 use common::{bbrkit, json_ok};
 
@@ -158,21 +157,7 @@ fn conns_json_counts_and_fields_match_tcp_info() {
 /// on an idle host). Debian's `prometheus` package provides promtool; these
 /// root tests run in CI, which must install it.
 fn promtool_accepts(text: &str) {
-    use std::io::Write;
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package 'prometheus') must be installed");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::promtool_check("promtool", text);
     assert!(
         out.status.success(),
         "promtool rejected:\n{}{}\n{text}",

@@ -192,8 +192,14 @@ fn start_named_lab_with(extra: &[&std::ffi::OsStr]) -> std::process::Child {
 
 fn signal_leaves_nothing(sig: i32, code: i32) {
     let _g = serial();
+    signal_leaves_nothing_with(sig, code, &[]);
+}
+
+/// [`signal_leaves_nothing`] of a lab with `extra` arguments (the caller
+/// holds [`serial`]).
+fn signal_leaves_nothing_with(sig: i32, code: i32, extra: &[&std::ffi::OsStr]) {
     let links = host_links();
-    let child = start_named_lab();
+    let child = start_named_lab_with(extra);
     let pid = child.id();
     let inodes = ns_inodes_of(pid);
     assert_eq!(inodes.len(), 3);
@@ -306,6 +312,11 @@ fn sighup_mid_run_leaves_nothing() {
     signal_leaves_nothing(libc::SIGHUP, 129);
 }
 
+/// `--out`, `--timeseries` and `--plot` files in `dir`.
+fn out_files(dir: &Path) -> [std::path::PathBuf; 3] {
+    ["lab.json", "lab.csv", "lab.svg"].map(|n| dir.join(n))
+}
+
 /// Ctrl-C of a lab asked for `--out`, `--timeseries` and `--plot`: exit 130
 /// and neither a file (final or temporary) nor a namespace is left.
 #[test]
@@ -313,34 +324,21 @@ fn sighup_mid_run_leaves_nothing() {
 fn sigint_with_output_files_leaves_no_file_and_no_namespace() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (json, csv, svg) = (
-        dir.path().join("lab.json"),
-        dir.path().join("lab.csv"),
-        dir.path().join("lab.svg"),
-    );
-    let child = start_named_lab_with(&[
+    let [json, csv, svg] = out_files(dir.path());
+    let args = [
         "--out".as_ref(),
         json.as_os_str(),
         "--timeseries".as_ref(),
         csv.as_os_str(),
         "--plot".as_ref(),
         svg.as_os_str(),
-    ]);
-    let pid = child.id();
-    let inodes = ns_inodes_of(pid);
-    // SAFETY: kill(2) of our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().expect("wait");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
-    assert!(stderr.contains("interrupted"), "stderr: {stderr}");
+    ];
+    signal_leaves_nothing_with(libc::SIGINT, 130, &args);
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "files left: {left:?}");
-    assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
-    assert_namespaces_gone(&inodes);
 }
 
 #[test]
@@ -401,11 +399,7 @@ fn cleanup_removes_what_sigkill_left() {
 fn short_run_writes_json_csv_and_svg() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (out, csv, svg) = (
-        dir.path().join("lab.json"),
-        dir.path().join("lab.csv"),
-        dir.path().join("lab.svg"),
-    );
+    let [out, csv, svg] = out_files(dir.path());
     let o = bbrkit()
         .args([
             "lab",

@@ -61,6 +61,26 @@ pub fn json_ok(o: &Output) -> serde_json::Value {
     json(o)
 }
 
+/// `promtool check metrics` (`promtool` is a path or a name on PATH) fed
+/// `text` on stdin.
+pub fn promtool_check(promtool: &str, text: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{promtool} (Debian package 'prometheus'): {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
