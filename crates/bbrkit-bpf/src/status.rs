@@ -260,3 +260,24 @@ pub fn leftovers(prefix: &str, algorithms: &[&str]) -> Leftovers {
         pins: pin::pinned(),
     }
 }
+
+/// The [`leftovers`] that `before` did not have, once they are gone or
+/// `timeout` has passed (empty: nothing left). The kernel frees maps and
+/// links asynchronously after the last process or socket using them is
+/// gone, so a check right after a run ends waits here. For tests and
+/// diagnostics: polls every 20 ms.
+pub fn leftovers_after(
+    before: &Leftovers,
+    prefix: &str,
+    algorithms: &[&str],
+    timeout: std::time::Duration,
+) -> Leftovers {
+    let until = std::time::Instant::now() + timeout;
+    loop {
+        let left = leftovers(prefix, algorithms).since(before);
+        if left.is_empty() || std::time::Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bbrkit_bpf::status::{self, Holder, Leftovers};
 use bbrkit_bpf::{BpfError, Loaded, ObjectSource, bbr3, pin};
@@ -38,15 +38,8 @@ fn algorithms() -> Vec<String> {
 fn assert_nothing_left(before: &Leftovers) {
     let algos = algorithms();
     let names: Vec<&str> = algos.iter().map(String::as_str).collect();
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = status::leftovers(bbr3::PREFIX, &names).since(before);
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < until, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let left = status::leftovers_after(before, bbr3::PREFIX, &names, Duration::from_secs(5));
+    assert!(left.is_empty(), "left behind: {left:?}");
     for a in &algos {
         assert!(!available(a), "{a} still registered");
     }

@@ -53,6 +53,18 @@ pub fn test_seed(default: u64) -> u64 {
     seed
 }
 
+/// The seed of a test that should explore a new case on each run
+/// (property tests, kill timing): `BBRKIT_TEST_SEED` when set, else a fresh
+/// one from the OS's randomness (std's `RandomState`, no clock). Printed
+/// like [`test_seed`].
+pub fn fresh_test_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let fresh = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    test_seed(fresh)
+}
+
 /// The seeds of a randomised test over `defaults`: only `BBRKIT_TEST_SEED`
 /// when set. Each is printed as it starts.
 pub fn test_seeds(defaults: impl IntoIterator<Item = u64>) -> Vec<u64> {

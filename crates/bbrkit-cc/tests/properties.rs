@@ -26,8 +26,9 @@
 //!
 //! Seeds: proptest prints the minimal failing case (it includes the
 //! controller's RNG seed) and saves it in `tests/properties.proptest-regressions`,
-//! which is replayed first on every run. `BBRKIT_TEST_SEED=<n>` (or
-//! `PROPTEST_RNG_SEED=<n>`) fixes the generator; `PROPTEST_CASES=<n>` changes the number of cases (default 256 per
+//! which is replayed first on every run. Each property prints its
+//! generator's seed (a fresh one per run); `BBRKIT_TEST_SEED=<n>` replays
+//! it. `PROPTEST_CASES=<n>` changes the number of cases (default 256 per
 //! algorithm here).
 
 use bbrkit_cc::bbr1::{self, Mode};
@@ -349,14 +350,8 @@ fn config() -> ProptestConfig {
             .and_then(|s| s.parse().ok())
             .unwrap_or(256),
         max_shrink_iters: 2000,
-        // BBRKIT_TEST_SEED fixes the generator (as PROPTEST_RNG_SEED does).
-        rng_seed: match std::env::var("BBRKIT_TEST_SEED")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            Some(s) => proptest::test_runner::RngSeed::Fixed(s),
-            None => ProptestConfig::default().rng_seed,
-        },
+        // BBRKIT_TEST_SEED fixes the generator; else a fresh seed, printed.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(bbrkit_cc::testing::fresh_test_seed()),
         ..ProptestConfig::default()
     }
 }
@@ -379,6 +374,17 @@ algorithm_property!(bbr1_invariants, Algorithm::Bbr1);
 algorithm_property!(bbr2_invariants, Algorithm::Bbr2);
 algorithm_property!(bbr3_invariants, Algorithm::Bbr3);
 
+/// The states of BBRv2 and BBRv3 (one state machine).
+const BBR2_STATES: &[&str] = &[
+    "startup",
+    "drain",
+    "probe_bw_down",
+    "probe_bw_cruise",
+    "probe_bw_refill",
+    "probe_bw_up",
+    "probe_rtt",
+];
+
 /// The generator is not vacuous: over a fixed set of generated cases each
 /// algorithm visits all of its states and every loss-recovery state.
 #[test]
@@ -392,30 +398,8 @@ fn random_cases_visit_every_state() {
             Algorithm::Bbr1,
             &["startup", "drain", "probe_bw", "probe_rtt"],
         ),
-        (
-            Algorithm::Bbr2,
-            &[
-                "startup",
-                "drain",
-                "probe_bw_down",
-                "probe_bw_cruise",
-                "probe_bw_refill",
-                "probe_bw_up",
-                "probe_rtt",
-            ],
-        ),
-        (
-            Algorithm::Bbr3,
-            &[
-                "startup",
-                "drain",
-                "probe_bw_down",
-                "probe_bw_cruise",
-                "probe_bw_refill",
-                "probe_bw_up",
-                "probe_rtt",
-            ],
-        ),
+        (Algorithm::Bbr2, BBR2_STATES),
+        (Algorithm::Bbr3, BBR2_STATES),
     ];
     for (alg, states) in expect {
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);

@@ -17,18 +17,12 @@ fn parse(buf: &[u8]) -> Result<usize, bbrkit_diag::DiagError> {
     Ok(n)
 }
 
-/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else the
-/// clock); the seed is printed, so a failing run shows how to replay it.
+/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else a
+/// fresh seed); the seed is printed, so a failing run shows how to replay it.
 fn seeded(cases: u32) -> ProptestConfig {
-    let seed = std::env::var("BBRKIT_TEST_SEED").map_or_else(
-        |_| std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64,
-        |s| s.parse().expect("BBRKIT_TEST_SEED: a u64"),
-    );
-    eprintln!("proptest seed: BBRKIT_TEST_SEED={seed}");
-    let rng_seed = proptest::test_runner::RngSeed::Fixed(seed);
     ProptestConfig {
         cases,
-        rng_seed,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(bbrkit_cc::testing::fresh_test_seed()),
         ..ProptestConfig::default()
     }
 }

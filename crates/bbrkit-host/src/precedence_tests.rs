@@ -285,18 +285,12 @@ fn overridden_lists_earlier_assignments() {
     }
 }
 
-/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else the
-/// clock); the seed is printed, so a failing run shows how to replay it.
+/// Proptest's generator seeded from `BBRKIT_TEST_SEED` when set (else a
+/// fresh seed); the seed is printed, so a failing run shows how to replay it.
 fn seeded(cases: u32) -> proptest::test_runner::Config {
-    let seed = std::env::var("BBRKIT_TEST_SEED").map_or_else(
-        |_| std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos() as u64,
-        |s| s.parse().expect("BBRKIT_TEST_SEED: a u64"),
-    );
-    eprintln!("proptest seed: BBRKIT_TEST_SEED={seed}");
-    let rng_seed = proptest::test_runner::RngSeed::Fixed(seed);
     proptest::test_runner::Config {
         cases,
-        rng_seed,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(bbrkit_cc::testing::fresh_test_seed()),
         ..proptest::test_runner::Config::default()
     }
 }

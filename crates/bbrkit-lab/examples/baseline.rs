@@ -5,13 +5,14 @@
 //!
 //! `cargo run --release -p bbrkit-lab --example baseline`
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use bbrkit_lab::ethtool;
 use bbrkit_lab::netlink::Rtnl;
 use bbrkit_lab::netns::Netns;
-use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
+use bbrkit_lab::tester::run_test;
 use bbrkit_lab::topology::{CLIENT_ADDR, CLIENT_IF, SERVER_ADDR, SERVER_IF, Topology};
 
 fn main() {
@@ -55,14 +56,7 @@ fn main() {
     };
     for cc in ["cubic", "bbr"] {
         for _ in 0..2 {
-            let spec = TestSpec {
-                cc: cc.into(),
-                cc_on: CcOn::Sender,
-                flows: 1,
-                duration: Duration::from_secs(4),
-                sample_every: Duration::from_millis(100),
-                keep_off_cpu: None,
-            };
+            let spec = common::bulk_4s(cc);
             let r = run_test(&topo, &spec, &AtomicBool::new(false)).unwrap();
             println!(
                 "{cc}: {:.2} Gbit/s, retransmits {}",

@@ -5,6 +5,8 @@
 //! `cargo run --release -p bbrkit-lab --example fidelity [split|userspace]`
 //! (default `split`).
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -12,17 +14,11 @@ use bbrkit_lab::blast::blast;
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
 use bbrkit_lab::probe::probe;
-use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
+use bbrkit_lab::tester::run_test;
 use bbrkit_lab::topology::Topology;
 
 fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> LinkParams {
-    LinkParams {
-        delay: Duration::from_millis(delay_ms),
-        jitter: Duration::ZERO,
-        loss,
-        rate_bps: rate,
-        buffer_bytes: buffer,
-    }
+    LinkParams::without_jitter(Duration::from_millis(delay_ms), loss, rate, buffer)
 }
 
 fn kind() -> EmulatorKind {
@@ -105,14 +101,7 @@ fn main() {
     for (d, l) in [(0, 0.0), (0, 0.02), (10, 0.0), (10, 0.02), (10, 0.05)] {
         for cc in ["cubic", "bbr"] {
             let emu = start(&topo, params(d, l, None, None), 3);
-            let spec = TestSpec {
-                cc: cc.into(),
-                cc_on: CcOn::Sender,
-                flows: 1,
-                duration: Duration::from_secs(4),
-                sample_every: Duration::from_millis(100),
-                keep_off_cpu: None,
-            };
+            let spec = common::bulk_4s(cc);
             let r = run_test(&topo, &spec, &AtomicBool::new(false)).unwrap();
             let rep = emu.stop().unwrap();
             println!(

@@ -17,7 +17,6 @@ pub mod netlink;
 pub mod netns;
 pub mod probe;
 pub mod runner;
-pub mod signals;
 pub mod tcpinfo;
 pub mod tester;
 pub mod topology;

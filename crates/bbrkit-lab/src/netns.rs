@@ -141,14 +141,7 @@ impl Netns {
             let io = |what: &str, e: nix::Error| LabError::io(what.to_string(), e.into());
             nix::sched::unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_FS)
                 .map_err(|e| io("unshare the mount namespace", e))?;
-            mount(
-                None::<&str>,
-                "/",
-                None::<&str>,
-                MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-                None::<&str>,
-            )
-            .map_err(|e| io("make mounts private", e))?;
+            make_mounts_private().map_err(|e| io("make mounts private", e))?;
             mount(
                 Some("sysfs"),
                 "/sys",
@@ -221,6 +214,20 @@ pub const NETNS_DIR: &str = "/run/netns";
 pub fn unbind(path: &std::path::Path) {
     let _ = nix::mount::umount2(path, nix::mount::MntFlags::MNT_DETACH);
     let _ = std::fs::remove_file(path);
+}
+
+/// Makes every mount of the calling thread's mount namespace private
+/// (`mount --make-rprivate /`), so nothing mounted afterwards propagates
+/// back to the host. Call it right after unsharing the mount namespace.
+pub fn make_mounts_private() -> nix::Result<()> {
+    use nix::mount::{MsFlags, mount};
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
 }
 
 /// The inode of the calling thread's network namespace.

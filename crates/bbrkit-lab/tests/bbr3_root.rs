@@ -7,7 +7,7 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bbrkit_bpf::status::Leftovers;
 use bbrkit_bpf::{bbr3, status, telemetry};
@@ -24,6 +24,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The names bbrkit-bpf registers.
+const NAMES: &[&str] = &["bbr3", "bbr2"];
+
 fn available(name: &str) -> bool {
     status::available().unwrap().iter().any(|n| n == name)
 }
@@ -31,15 +34,8 @@ fn available(name: &str) -> bool {
 /// No bbr3 program, map, link or pin beyond `before`, and bbr3 not registered (waits up to
 /// 5 s: the kernel frees a struct_ops map after its last socket is gone).
 fn assert_nothing_left(before: &Leftovers) {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]).since(before);
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < until, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let left = status::leftovers_after(before, bbr3::PREFIX, NAMES, Duration::from_secs(5));
+    assert!(left.is_empty(), "left behind: {left:?}");
     assert!(!available("bbr3"));
 }
 
@@ -51,7 +47,7 @@ fn precondition() -> Option<Leftovers> {
         eprintln!("skipped: bbr3 is already registered on this host");
         return None;
     }
-    Some(status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]))
+    Some(status::leftovers(bbr3::PREFIX, NAMES))
 }
 
 fn link() -> LinkParams {

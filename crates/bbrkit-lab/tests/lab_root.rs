@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind, EmulatorReport};
-use bbrkit_lab::probe::probe;
+use bbrkit_lab::probe::{ProbeResult, probe};
 use bbrkit_lab::runner::{self, BufferSpec, Condition, Plan};
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::Topology;
@@ -22,14 +22,14 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// `n` ICMP probes `gap` apart through the lab's router, waiting `timeout`
+/// for the last answer.
+fn ping(topo: &Topology, n: u64, gap: Duration, timeout: Duration) -> ProbeResult {
+    probe(topo, n, gap, timeout).expect("probe")
+}
+
 fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> LinkParams {
-    LinkParams {
-        delay: Duration::from_millis(delay_ms),
-        jitter: Duration::ZERO,
-        loss,
-        rate_bps: rate,
-        buffer_bytes: buffer,
-    }
+    LinkParams::without_jitter(Duration::from_millis(delay_ms), loss, rate, buffer)
 }
 
 /// Attempts at a load-sensitive measurement. CI runs these tests on two
@@ -203,13 +203,12 @@ fn topology_comes_up_and_leaves_nothing() {
     }
     // The lab works: a probe crosses the router.
     let emu = Emulator::start(&topo, LinkParams::transparent(), 1).expect("emulator");
-    let p = probe(
+    let p = ping(
         &topo,
         20,
         Duration::from_millis(2),
         Duration::from_millis(200),
-    )
-    .expect("probe");
+    );
     drop(emu);
     assert_eq!(p.received, 20, "{p:?}");
     drop(topo);
@@ -277,13 +276,12 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
     // private mount in a throwaway thread: the host's mount table must not
     // change.
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let none = probe(
+    let none = ping(
         &topo,
         5,
         Duration::from_millis(2),
         Duration::from_millis(100),
-    )
-    .expect("probe");
+    );
     assert_eq!(
         none.received, 0,
         "nothing crosses the router without an emulator"
@@ -295,13 +293,12 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
         1,
     )
     .expect("emulator");
-    let p = probe(
+    let p = ping(
         &topo,
         20,
         Duration::from_millis(2),
         Duration::from_millis(200),
-    )
-    .expect("probe");
+    );
     let running = bbrkit_lab::emulator::bpf::loaded_program_names().expect("list eBPF programs");
     let rep = emu.stop().expect("stop");
     println!("{p:?}\n{rep:?}");
@@ -325,13 +322,12 @@ fn split_emulator_without_delay_is_all_kernel_and_detaches() {
         !loaded.iter().any(|n| n.starts_with("bbrkit_")),
         "stopping unloads the programs: {loaded:?}"
     );
-    let after = probe(
+    let after = ping(
         &topo,
         5,
         Duration::from_millis(2),
         Duration::from_millis(100),
-    )
-    .expect("probe");
+    );
     assert_eq!(after.received, 0, "stopping detaches both programs");
     assert_eq!(
         std::fs::read_to_string("/proc/self/mountinfo").unwrap(),
@@ -357,13 +353,12 @@ fn delay_test(kind: EmulatorKind) {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let emu =
             Emulator::start_kind(&topo, kind, params(10, 0.0, None, None), 1).expect("emulator");
-        let p = probe(
+        let p = ping(
             &topo,
             200,
             Duration::from_millis(2),
             Duration::from_millis(300),
-        )
-        .expect("probe");
+        );
         let rep = emu.stop().expect("stop");
         println!("{p:?}\n{rep:?}");
         assert!(p.rtt_min_ms >= 10.0, "never early: {p:?}");
@@ -397,20 +392,18 @@ fn loss_test(kind: EmulatorKind) {
     let _g = serial();
     // The userspace emulator's loss process is seeded; the split one uses
     // the kernel's PRNG (the bounds are the same).
-    let seed = 0xb1b0_u64 ^ std::process::id() as u64;
-    println!("seed {seed}");
+    let seed = bbrkit_cc::testing::test_seed(0xb1b0_u64 ^ std::process::id() as u64);
     with_retries(&format!("loss ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let emu =
             Emulator::start_kind(&topo, kind, params(1, 0.02, None, None), seed).expect("emulator");
         let n = 4000u64;
-        let p = probe(
+        let p = ping(
             &topo,
             n,
             Duration::from_micros(250),
             Duration::from_millis(300),
-        )
-        .expect("probe");
+        );
         let rep = emu.stop().expect("stop");
         println!("{p:?}\n{rep:?}");
         let sd = (n as f64 * 0.02 * 0.98).sqrt();
@@ -615,13 +608,12 @@ fn netem_is_used_where_the_kernel_has_it() {
     );
     let emu = Emulator::start_kind(&topo, EmulatorKind::Netem, params(10, 0.0, None, None), 1)
         .expect("netem emulator");
-    let p = probe(
+    let p = ping(
         &topo,
         100,
         Duration::from_millis(2),
         Duration::from_millis(300),
-    )
-    .expect("probe");
+    );
     drop(emu);
     assert!((p.rtt_median_ms - 10.0).abs() < 1.0, "{p:?}");
 }

@@ -37,6 +37,18 @@ pub struct PathConfig {
 }
 
 impl PathConfig {
+    /// A path of `rate_bps`, `rtt_ms` of round trip, `buffer` and Bernoulli
+    /// data loss `loss` (no ACK loss): the shape of most scenarios.
+    pub fn bernoulli(rate_bps: u64, rtt_ms: u64, buffer: BufferSize, loss: f64) -> Self {
+        PathConfig {
+            rate_bps,
+            rtt: Duration::from_millis(rtt_ms),
+            buffer,
+            loss: LossModel::bernoulli(loss),
+            ack_loss: 0.0,
+        }
+    }
+
     /// The buffer limit in bytes for segments of `mss` payload bytes
     /// (at least one full packet).
     pub fn buffer_bytes(&self, mss: u32) -> u64 {

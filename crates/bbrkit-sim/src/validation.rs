@@ -7,17 +7,10 @@
 use bbrkit_cc::{AckSample, Algorithm, CongestionControl, Duration, Instant, Tcp};
 
 use crate::config::{BufferSize, FlowConfig, PathConfig, SimConfig};
-use crate::loss::LossModel;
 use crate::report::{RunReport, TraceRow};
 
 fn path(rate_bps: u64, rtt_ms: u64, buffer: BufferSize, loss: f64) -> PathConfig {
-    PathConfig {
-        rate_bps,
-        rtt: Duration::from_millis(rtt_ms),
-        buffer,
-        loss: LossModel::bernoulli(loss),
-        ack_loss: 0.0,
-    }
+    PathConfig::bernoulli(rate_bps, rtt_ms, buffer, loss)
 }
 
 fn run(cfg: &SimConfig) -> RunReport {

@@ -2,16 +2,12 @@
 //! recovery, RTO after a tail loss, determinism, bounded memory.
 
 use bbrkit_cc::{Algorithm, Duration, Instant};
-use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig, Simulation};
+use bbrkit_sim::{
+    BufferSize, FlowConfig, FlowReport, LossModel, PathConfig, SimConfig, Simulation,
+};
 
 fn path(rate_bps: u64, rtt_ms: u64, buffer: BufferSize, loss: f64) -> PathConfig {
-    PathConfig {
-        rate_bps,
-        rtt: Duration::from_millis(rtt_ms),
-        buffer,
-        loss: LossModel::bernoulli(loss),
-        ack_loss: 0.0,
-    }
+    PathConfig::bernoulli(rate_bps, rtt_ms, buffer, loss)
 }
 
 fn finite(alg: Algorithm, size: u64) -> FlowConfig {
@@ -21,13 +17,23 @@ fn finite(alg: Algorithm, size: u64) -> FlowConfig {
     }
 }
 
+/// One Reno flow of `size` bytes over `path`, for at most `secs`, seeded.
+fn reno_transfer(size: u64, path: PathConfig, secs: u64, seed: u64) -> SimConfig {
+    SimConfig::new(
+        path,
+        vec![finite(Algorithm::Reno, size)],
+        Duration::from_secs(secs),
+        seed,
+    )
+}
+
 #[test]
 fn lossless_transfer_delivers_every_byte_exactly_once() {
     let size = 3_000_001; // not a multiple of the MSS
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -46,10 +52,10 @@ fn lossless_transfer_delivers_every_byte_exactly_once() {
 #[test]
 fn transfer_through_overflowing_buffer_still_delivers_every_byte() {
     let size = 5_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(10_000_000, 40, BufferSize::Packets(8), 0.01),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(120),
+        120,
         3,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -69,10 +75,10 @@ fn transfer_through_overflowing_buffer_still_delivers_every_byte() {
 #[test]
 fn single_loss_is_repaired_by_sack_fast_recovery() {
     let size = 2_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -91,10 +97,10 @@ fn single_loss_is_repaired_by_sack_fast_recovery() {
 #[test]
 fn several_losses_in_one_window_recover_without_timeout() {
     let size = 2_000_000;
-    let cfg = SimConfig::new(
+    let cfg = reno_transfer(
+        size,
         path(20_000_000, 20, BufferSize::Bytes(50_000_000), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(30),
+        30,
         1,
     );
     let mut sim = Simulation::new(cfg).unwrap();
@@ -108,23 +114,32 @@ fn several_losses_in_one_window_recover_without_timeout() {
     assert_eq!((f.recoveries, f.rtos), (1, 0));
 }
 
-#[test]
-fn tail_loss_is_repaired_by_rto() {
-    // 20 segments; the last one is lost: no later data can produce SACKs.
-    // Without tail-loss probes (Linux tcp_early_retrans=0) the RTO repairs it.
+/// 20 segments over 100 Mbit/s × 10 ms whose last one (no later data can
+/// produce SACKs) is lost `drops` times, with or without tail-loss probes;
+/// the flow's report, after checking every byte arrived.
+fn tail_loss(tlp: bool, drops: usize) -> FlowReport {
     let size = 20 * 1448;
-    let mut cfg = SimConfig::new(
+    let mut cfg = reno_transfer(
+        size,
         path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(10),
+        10,
         1,
     );
-    cfg.tlp = false;
+    cfg.tlp = tlp;
     let mut sim = Simulation::new(cfg).unwrap();
-    sim.drop_segment(0, 19);
+    for _ in 0..drops {
+        sim.drop_segment(0, 19);
+    }
     sim.run(&mut |_| {});
-    let f = &sim.report().flows[0];
+    let f = sim.report().flows[0].clone();
     assert_eq!(f.bytes_delivered, size);
+    f
+}
+
+#[test]
+fn tail_loss_is_repaired_by_rto() {
+    // Without tail-loss probes (Linux tcp_early_retrans=0) the RTO repairs it.
+    let f = tail_loss(false, 1);
     assert_eq!((f.rtos, f.retransmits), (1, 1));
     let fct = f.fct_s.unwrap();
     // RTO = srtt + max(200 ms, 4*mdev) after the last ACK: ~0.23..0.3 s.
@@ -136,18 +151,7 @@ fn tail_loss_is_repaired_by_a_loss_probe_after_two_rtts() {
     // The same tail loss with TLP (the default): the probe retransmits the
     // last segment 2·srtt + 2 ms after the last ACK, no RTO, and the ACK
     // that covers it ends the flow.
-    let size = 20 * 1448;
-    let cfg = SimConfig::new(
-        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(10),
-        1,
-    );
-    let mut sim = Simulation::new(cfg).unwrap();
-    sim.drop_segment(0, 19);
-    sim.run(&mut |_| {});
-    let f = &sim.report().flows[0];
-    assert_eq!(f.bytes_delivered, size);
+    let f = tail_loss(true, 1);
     assert_eq!((f.rtos, f.retransmits, f.tlps), (0, 1, Some(1)));
     let fct = f.fct_s.unwrap();
     // Two RTTs of data, 2·srtt + 2 ms of probe timeout, one RTT of repair.
@@ -159,19 +163,7 @@ fn a_lost_probe_is_followed_by_the_rto_retransmitting_the_head() {
     // The tail segment and the probe's copy of it are both lost: the RTO
     // retransmits the head at once (tcp_retransmit_timer), although the
     // probe's copy still counts as a retransmission in flight.
-    let size = 20 * 1448;
-    let cfg = SimConfig::new(
-        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(10),
-        1,
-    );
-    let mut sim = Simulation::new(cfg).unwrap();
-    sim.drop_segment(0, 19);
-    sim.drop_segment(0, 19);
-    sim.run(&mut |_| {});
-    let f = &sim.report().flows[0];
-    assert_eq!(f.bytes_delivered, size);
+    let f = tail_loss(true, 2);
     assert_eq!((f.tlps, f.rtos, f.retransmits), (Some(1), 1, 2));
     let fct = f.fct_s.unwrap();
     assert!(fct > 0.2 && fct < 0.5, "fct {fct}");
@@ -180,20 +172,7 @@ fn a_lost_probe_is_followed_by_the_rto_retransmitting_the_head() {
 #[test]
 fn lost_retransmission_backs_off_the_rto() {
     // Without tail-loss probes, as in tail_loss_is_repaired_by_rto.
-    let size = 20 * 1448;
-    let mut cfg = SimConfig::new(
-        path(100_000_000, 10, BufferSize::Bdp(2.0), 0.0),
-        vec![finite(Algorithm::Reno, size)],
-        Duration::from_secs(10),
-        1,
-    );
-    cfg.tlp = false;
-    let mut sim = Simulation::new(cfg).unwrap();
-    sim.drop_segment(0, 19);
-    sim.drop_segment(0, 19);
-    sim.run(&mut |_| {});
-    let f = &sim.report().flows[0];
-    assert_eq!(f.bytes_delivered, size);
+    let f = tail_loss(false, 2);
     assert_eq!((f.rtos, f.retransmits), (2, 2));
     // Second timeout is twice the first: total wait ~3 RTOs.
     let fct = f.fct_s.unwrap();
@@ -264,9 +243,8 @@ fn random_loss_after_link_matches_binomial_bounds() {
         path(50_000_000, 10, BufferSize::Bdp(1.0), p),
         vec![FlowConfig::bulk(Algorithm::Reno)],
         Duration::from_secs(10),
-        11,
+        bbrkit_cc::testing::test_seed(11),
     );
-    println!("seed 11");
     let r = bbrkit_sim::run(&cfg, &mut |_| {}).unwrap();
     let f = &r.flows[0];
     let n = f.packets_sent - f.queue_drops;

@@ -14,13 +14,15 @@ use std::time::{Duration, Instant};
 
 use bbrkit_bpf::bbr3;
 use bbrkit_bpf::status::{self, Leftovers};
-use serde_json::Value;
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// The names bbrkit-bpf registers.
+const NAMES: &[&str] = &["bbr3", "bbr2"];
 
 fn available(name: &str) -> bool {
     status::available().unwrap().iter().any(|n| n == name)
@@ -31,19 +33,12 @@ fn snapshot() -> Option<Leftovers> {
         eprintln!("skipped: bbr3 is already registered on this host");
         return None;
     }
-    Some(status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]))
+    Some(status::leftovers(bbr3::PREFIX, NAMES))
 }
 
 fn assert_nothing_left(before: &Leftovers) {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = status::leftovers(bbr3::PREFIX, &["bbr3", "bbr2"]).since(before);
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < until, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let left = status::leftovers_after(before, bbr3::PREFIX, NAMES, Duration::from_secs(5));
+    assert!(left.is_empty(), "left behind: {left:?}");
     assert!(!available("bbr3"), "bbr3 still registered");
 }
 
@@ -115,16 +110,6 @@ fn bbrkit_as(nobody: bool, args: &[&str]) -> Output {
     cmd.args(args).output().expect("spawn bbrkit")
 }
 
-fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
-}
-
 #[test]
 #[ignore = "needs root"]
 fn conns_shows_the_model_state_of_bbr3_sockets() {
@@ -137,8 +122,8 @@ fn conns_shows_the_model_state_of_bbr3_sockets() {
             let l = netns::listener("bbr3", v6);
             keep.push((netns::connect(&l, "bbr3", 2, 2 << 20), l));
         }
-        let root = json(&bbrkit_as(false, &["conns", "--cc", "bbr3", "--json"]));
-        let nobody = json(&bbrkit_as(true, &["conns", "--cc", "bbr3", "--json"]));
+        let root = common::json_ok(&bbrkit_as(false, &["conns", "--cc", "bbr3", "--json"]));
+        let nobody = common::json_ok(&bbrkit_as(true, &["conns", "--cc", "bbr3", "--json"]));
         drop(keep);
         (root, nobody)
     });

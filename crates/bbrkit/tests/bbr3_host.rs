@@ -17,7 +17,10 @@
 //! default is only ever written to these throwaway namespaces (bbr3 is
 //! NON_RESTRICTED, so the kernel allows it there).
 
-use std::collections::BTreeMap;
+mod common;
+#[path = "../../bbrkit-diag/tests/netns/mod.rs"]
+mod netns;
+
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -25,8 +28,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bbrkit");
-const CC: &str = "net.ipv4.tcp_congestion_control";
+use common::{
+    BIN, CC, bbrkit, code, is_root, json, run, snapshot, stdout, sysctl_get, sysctl_set, text,
+};
+use netns::lo_up;
+
 const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -63,11 +69,6 @@ impl Drop for PinGuard {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Runs `f` on a thread in fresh network and mount namespaces with a
 /// private bpffs at /sys/fs/bpf and `lo` up; processes it spawns are born
 /// there. Afterwards bbr3 must be unregistered again.
@@ -82,15 +83,8 @@ fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
             nix::sched::CloneFlags::CLONE_NEWNET | nix::sched::CloneFlags::CLONE_NEWNS,
         )
         .expect("unshare(CLONE_NEWNET | CLONE_NEWNS)");
+        bbrkit_lab::netns::make_mounts_private().expect("make mounts private");
         use nix::mount::{MsFlags, mount};
-        mount(
-            None::<&str>,
-            "/",
-            None::<&str>,
-            MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-            None::<&str>,
-        )
-        .expect("make mounts private");
         mount(
             Some("bpf"),
             "/sys/fs/bpf",
@@ -109,97 +103,6 @@ fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         "bbr3 still registered after the sandbox ended"
     );
     out.unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
-fn lo_up() {
-    // SAFETY: a fresh datagram socket, a zeroed ifreq naming "lo" (NUL
-    // terminated, within IFNAMSIZ), SIOCGIFFLAGS/SIOCSIFFLAGS on it, then close.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        assert!(fd >= 0);
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo\0".iter().enumerate() {
-            ifr.ifr_name[i] = *b as libc::c_char;
-        }
-        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut ifr), 0);
-        ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &ifr), 0);
-        libc::close(fd);
-    }
-}
-
-fn proc_path(key: &str) -> PathBuf {
-    PathBuf::from("/proc/sys").join(key.replace('.', "/"))
-}
-fn sysctl_get(key: &str) -> String {
-    std::fs::read_to_string(proc_path(key))
-        .unwrap()
-        .trim()
-        .to_string()
-}
-fn sysctl_set(key: &str, v: &str) {
-    std::fs::write(proc_path(key), v).unwrap();
-}
-
-fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(BIN);
-    c.args(args).env_remove("BBRKIT_TEST_CRASH_AT");
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-fn bbrkit(args: &[&str]) -> Output {
-    run(args, &[])
-}
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}", text(o)))
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Entry {
-    File(Vec<u8>, u32),
-    Link(PathBuf),
-    Dir,
-}
-
-/// Every file, symlink and directory under `dir`.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let rel = p.strip_prefix(base).unwrap().to_path_buf();
-            if m.file_type().is_symlink() {
-                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
-            } else if m.is_dir() {
-                out.insert(rel, Entry::Dir);
-                walk(base, &p, out);
-            } else {
-                out.insert(
-                    rel,
-                    Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 /// A Debian-like systemd host: sysctl.conf and its 99-sysctl.conf symlink,

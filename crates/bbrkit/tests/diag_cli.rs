@@ -2,14 +2,11 @@
 //! error with exit 2 that changes nothing, and the metrics of this host pass
 //! Prometheus's own parser (`promtool check metrics`).
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 
-fn bbrkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bbrkit"))
-        .args(args)
-        .output()
-        .expect("spawn bbrkit")
-}
+use common::bbrkit;
 
 fn usage_error(out: &Output) -> String {
     assert_eq!(
@@ -104,23 +101,7 @@ fn metrics_pass_promtool() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("# TYPE bbrkit_sockets gauge"));
-    let check = |text: &str| {
-        let mut child = Command::new(promtool)
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let check = |text: &str| common::promtool_check(promtool, text);
     let res = check(&text);
     assert!(
         res.status.success(),

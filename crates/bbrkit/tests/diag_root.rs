@@ -6,33 +6,16 @@
 //! same namespace. Counts by algorithm and per-socket fields are checked
 //! against each socket's own `getsockopt(TCP_INFO)`.
 
+mod common;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
-use std::process::{Command, Output};
 
-use serde_json::Value;
+use common::{bbrkit, json_ok};
 
 const ALGOS: [(&str, usize); 3] = [("reno", 1), ("cubic", 2), ("bbr", 3)];
-
-fn bbrkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bbrkit"))
-        .args(args)
-        .output()
-        .expect("spawn bbrkit")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}, stderr {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
-}
 
 /// Listeners (kept open) and connections: per algorithm one IPv4 and one
 /// IPv6 listener, each with `n` connections.
@@ -54,7 +37,7 @@ fn setup() -> (Vec<TcpListener>, Vec<netns::Pair>) {
 fn conns_json_counts_and_fields_match_tcp_info() {
     netns::in_new_netns(|| {
         let (ls, pairs) = setup();
-        let doc = json_of(&bbrkit(&["conns", "--state", "all", "--json"]));
+        let doc = json_ok(&bbrkit(&["conns", "--state", "all", "--json"]));
 
         // Summary by algorithm: 2 listeners + 2 families * n connections * 2 ends.
         let summary: BTreeMap<String, u64> = doc["summary"]
@@ -132,7 +115,7 @@ fn conns_json_counts_and_fields_match_tcp_info() {
         }
 
         // --cc, --port and the default state filter.
-        let bbr = json_of(&bbrkit(&["conns", "--cc", "bbr", "--json"]));
+        let bbr = json_ok(&bbrkit(&["conns", "--cc", "bbr", "--json"]));
         let bbr = bbr["sockets"].as_array().unwrap();
         assert_eq!(
             bbr.len(),
@@ -144,7 +127,7 @@ fn conns_json_counts_and_fields_match_tcp_info() {
                 .all(|s| s["cc"] == "bbr" && s["state"] == "ESTABLISHED")
         );
         let port = ls[2].local_addr().unwrap().port(); // cubic IPv4 listener: 2 connections
-        let by_port = json_of(&bbrkit(&[
+        let by_port = json_ok(&bbrkit(&[
             "conns",
             "--port",
             &port.to_string(),
@@ -153,7 +136,7 @@ fn conns_json_counts_and_fields_match_tcp_info() {
             "--json",
         ]));
         assert_eq!(by_port["sockets"].as_array().unwrap().len(), 1 + 4);
-        let listen = json_of(&bbrkit(&["conns", "--state", "listen", "--json"]));
+        let listen = json_ok(&bbrkit(&["conns", "--state", "listen", "--json"]));
         assert_eq!(listen["sockets"].as_array().unwrap().len(), 6);
 
         // Human output: summary first, then sockets.
@@ -174,21 +157,7 @@ fn conns_json_counts_and_fields_match_tcp_info() {
 /// on an idle host). Debian's `prometheus` package provides promtool; these
 /// root tests run in CI, which must install it.
 fn promtool_accepts(text: &str) {
-    use std::io::Write;
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package 'prometheus') must be installed");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::promtool_check("promtool", text);
     assert!(
         out.status.success(),
         "promtool rejected:\n{}{}\n{text}",
@@ -308,7 +277,7 @@ fn metrics_count_sockets_by_algorithm_and_write_textfile() {
         assert_eq!(names, vec![std::ffi::OsString::from("bbrkit.prom")]);
 
         // --json: one document with the same families.
-        let doc = json_of(&bbrkit(&[
+        let doc = json_ok(&bbrkit(&[
             "metrics",
             "--root",
             root.path().to_str().unwrap(),
@@ -352,7 +321,7 @@ fn conns_busy_and_limited_shares_match_tcp_info() {
             |raw: &[u8], off: usize| u64::from_ne_bytes(raw[off..off + 8].try_into().unwrap());
         let (_, before) = netns::tcp_info(&client);
         let port = client.local_addr().unwrap().port().to_string();
-        let doc = json_of(&bbrkit(&["conns", "--port", &port, "--json"]));
+        let doc = json_ok(&bbrkit(&["conns", "--port", &port, "--json"]));
         let (_, after) = netns::tcp_info(&client);
         let local = client.local_addr().unwrap().to_string();
         let s = doc["sockets"]

@@ -7,15 +7,19 @@
 //! sysctl is per namespace; `net.core.*` globals are read-only there.
 
 mod common;
+#[path = "../../bbrkit-diag/tests/netns/mod.rs"]
+mod netns;
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bbrkit");
-const CC: &str = "net.ipv4.tcp_congestion_control";
+// The directories of a sandbox are not compared: only files and symlinks.
+use common::snapshot_files as snapshot;
+use common::{BIN, CC, bbrkit, code, is_root, json, run, stderr, stdout, sysctl_get, sysctl_set};
+use netns::{in_new_netns as in_netns, lo_up};
+
 const NS_TUNING: &[&str] = &[
     "net.ipv4.tcp_rmem",
     "net.ipv4.tcp_wmem",
@@ -23,88 +27,6 @@ const NS_TUNING: &[&str] = &[
     "net.ipv4.tcp_mtu_probing",
     "net.ipv4.tcp_slow_start_after_idle",
 ];
-
-fn in_netns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(move || {
-        // SAFETY: unshare(2) affects only this (test) thread.
-        let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        assert_eq!(
-            rc,
-            0,
-            "unshare(CLONE_NEWNET): {}",
-            std::io::Error::last_os_error()
-        );
-        f()
-    })
-    .join()
-    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
-fn proc_path(key: &str) -> PathBuf {
-    PathBuf::from("/proc/sys").join(key.replace('.', "/"))
-}
-fn sysctl_get(key: &str) -> String {
-    let s = std::fs::read_to_string(proc_path(key)).unwrap();
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-fn sysctl_set(key: &str, v: &str) {
-    std::fs::write(proc_path(key), v).unwrap();
-}
-
-fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(BIN);
-    c.args(args).env_remove("BBRKIT_TEST_CRASH_AT");
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-fn bbrkit(args: &[&str]) -> Output {
-    run(args, &[])
-}
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}{}", stdout(o), stderr(o)))
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Entry {
-    File(Vec<u8>, u32),
-    Link(PathBuf),
-}
-
-/// Every file and symlink under `dir` (directories themselves are not files).
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            let m = std::fs::symlink_metadata(&p).unwrap();
-            let rel = p.strip_prefix(base).unwrap().to_path_buf();
-            if m.file_type().is_symlink() {
-                out.insert(rel, Entry::Link(std::fs::read_link(&p).unwrap()));
-            } else if m.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(
-                    rel,
-                    Entry::File(std::fs::read(&p).unwrap(), m.permissions().mode() & 0o7777),
-                );
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
 
 /// A Debian-12-like root: stock sysctl.conf, the 99-sysctl.conf symlink,
 /// systemd's 50-default.conf.
@@ -127,11 +49,6 @@ fn fixture(sysctl_conf: &str) -> tempfile::TempDir {
 
 fn root_str(d: &tempfile::TempDir) -> String {
     d.path().to_str().unwrap().to_string()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 #[test]
@@ -312,23 +229,6 @@ fn conflicting_sysctl_conf_blocks_enable_and_doctor_names_it() {
     assert_eq!(snapshot(dir.path()), original);
 }
 
-fn lo_up() {
-    // SAFETY: a socket and an ifreq that outlive the ioctl; the descriptor
-    // is closed once.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        assert!(fd >= 0);
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo\0".iter().enumerate() {
-            ifr.ifr_name[i] = *b as libc::c_char;
-        }
-        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut ifr), 0);
-        ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &ifr), 0);
-        libc::close(fd);
-    }
-}
-
 #[test]
 #[ignore = "needs root"]
 fn verify_names_sockets_created_before_the_switch() {
@@ -415,14 +315,7 @@ fn verify_names_sockets_created_before_the_switch() {
 fn enable_killed_at_any_step_leaves_old_or_new_file_and_rollback_restores() {
     const OLD: &str = "# hand-written earlier\nnet.ipv4.tcp_congestion_control = reno\n";
     // BBRKIT_TEST_SEED replays a run; the seed is printed (shown on failure).
-    let seed = match std::env::var("BBRKIT_TEST_SEED") {
-        Ok(s) => s.parse().expect("BBRKIT_TEST_SEED: a u64"),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("crash test seed: BBRKIT_TEST_SEED={seed}");
+    let seed = bbrkit_cc::testing::fresh_test_seed();
     in_netns(move || {
         let mut rng = seed | 1;
         let mut next = move || {

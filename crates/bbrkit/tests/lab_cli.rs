@@ -159,6 +159,11 @@ fn bbrkit_default_signals() -> Command {
 }
 
 fn start_named_lab() -> std::process::Child {
+    start_named_lab_with(&[])
+}
+
+/// [`start_named_lab`] with `extra` arguments.
+fn start_named_lab_with(extra: &[&std::ffi::OsStr]) -> std::process::Child {
     let child = bbrkit_default_signals()
         .args([
             "lab",
@@ -171,6 +176,7 @@ fn start_named_lab() -> std::process::Child {
             "5ms",
         ])
         .args(["--loss", "1%", "--cc", "cubic", "--retries", "0"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -186,8 +192,14 @@ fn start_named_lab() -> std::process::Child {
 
 fn signal_leaves_nothing(sig: i32, code: i32) {
     let _g = serial();
+    signal_leaves_nothing_with(sig, code, &[]);
+}
+
+/// [`signal_leaves_nothing`] of a lab with `extra` arguments (the caller
+/// holds [`serial`]).
+fn signal_leaves_nothing_with(sig: i32, code: i32, extra: &[&std::ffi::OsStr]) {
     let links = host_links();
-    let child = start_named_lab();
+    let child = start_named_lab_with(extra);
     let pid = child.id();
     let inodes = ns_inodes_of(pid);
     assert_eq!(inodes.len(), 3);
@@ -228,18 +240,8 @@ fn second_sigint_exits_at_once_leaving_nothing() {
 #[ignore = "needs root"]
 fn signals_at_random_moments_leave_nothing() {
     let _g = serial();
-    let seed = std::env::var("LAB_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos() as u64
-                | 1
-        });
-    println!("seed {seed} (LAB_KILL_SEED={seed} repeats this test)");
-    let mut x = seed;
+    // BBRKIT_TEST_SEED repeats a run; the seed is printed.
+    let mut x = bbrkit_cc::testing::fresh_test_seed() | 1;
     let links = host_links();
     for i in 0..4 {
         // xorshift64: a delay of 0..1000 ms after spawning.
@@ -310,6 +312,35 @@ fn sighup_mid_run_leaves_nothing() {
     signal_leaves_nothing(libc::SIGHUP, 129);
 }
 
+/// `--out`, `--timeseries` and `--plot` files in `dir`.
+fn out_files(dir: &Path) -> [std::path::PathBuf; 3] {
+    ["lab.json", "lab.csv", "lab.svg"].map(|n| dir.join(n))
+}
+
+/// Ctrl-C of a lab asked for `--out`, `--timeseries` and `--plot`: exit 130
+/// and neither a file (final or temporary) nor a namespace is left.
+#[test]
+#[ignore = "needs root"]
+fn sigint_with_output_files_leaves_no_file_and_no_namespace() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let [json, csv, svg] = out_files(dir.path());
+    let args = [
+        "--out".as_ref(),
+        json.as_os_str(),
+        "--timeseries".as_ref(),
+        csv.as_os_str(),
+        "--plot".as_ref(),
+        svg.as_os_str(),
+    ];
+    signal_leaves_nothing_with(libc::SIGINT, 130, &args);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "files left: {left:?}");
+}
+
 #[test]
 #[ignore = "needs root"]
 fn cleanup_removes_what_sigkill_left() {
@@ -368,11 +399,7 @@ fn cleanup_removes_what_sigkill_left() {
 fn short_run_writes_json_csv_and_svg() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (out, csv, svg) = (
-        dir.path().join("lab.json"),
-        dir.path().join("lab.csv"),
-        dir.path().join("lab.svg"),
-    );
+    let [out, csv, svg] = out_files(dir.path());
     let o = bbrkit()
         .args([
             "lab",

@@ -63,6 +63,33 @@ impl Default for A {
     }
 }
 
+impl A {
+    /// The default ACK with `inflight` packets in flight after it.
+    fn inflight(inflight: u32) -> Self {
+        A {
+            inflight,
+            ..A::default()
+        }
+    }
+
+    /// The default ACK with an RTT sample of `ms`.
+    fn rtt_ms(ms: u64) -> Self {
+        A {
+            rtt: Duration::from_millis(ms),
+            ..A::default()
+        }
+    }
+
+    /// The default ACK of a `pps` delivery-rate sample, `inflight` after it.
+    fn rate(pps: u64, inflight: u32) -> Self {
+        A {
+            pps,
+            inflight,
+            ..A::default()
+        }
+    }
+}
+
 /// A controller fed with hand-built rate samples.
 struct Synth {
     tcp: Tcp,
@@ -152,13 +179,7 @@ impl Synth {
             if self.bbr.mode == Mode::ProbeBw {
                 break;
             }
-            self.round(
-                10,
-                A {
-                    inflight: 50,
-                    ..A::default()
-                },
-            );
+            self.round(10, A::inflight(50));
         }
         assert_eq!(self.bbr.mode, Mode::ProbeBw, "steps {:?}", self.steps);
     }
@@ -167,13 +188,7 @@ impl Synth {
     /// inflight_hi = 80 (headroom level 69), so the flow stays in DOWN.
     fn go_down(&mut self) {
         for _ in 0..5 {
-            self.round(
-                4,
-                A {
-                    inflight: 400,
-                    ..A::default()
-                },
-            );
+            self.round(4, A::inflight(400));
         }
         assert_eq!(self.state(), State::Drain);
         self.bbr.inflight_hi = 80;
@@ -189,10 +204,7 @@ impl Synth {
     /// Reach CRUISE: into PROBE_BW, then ACKs with low inflight.
     fn go_cruise(&mut self) {
         self.go_probe_bw();
-        self.ack(A {
-            inflight: 50,
-            ..A::default()
-        });
+        self.ack(A::inflight(50));
         assert_eq!(self.state(), State::ProbeBwCruise, "steps {:?}", self.steps);
     }
 
@@ -244,33 +256,12 @@ fn startup_exits_after_three_rounds_without_25_percent_growth() {
     assert_eq!(s.bbr.full_bw_cnt, 0);
     // Flat: +20% is below the 25% threshold and still counts as flat.
     let flat = pps / 2;
-    s.round(
-        4,
-        A {
-            pps: flat * 6 / 5,
-            inflight: 300,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(flat * 6 / 5, 300));
     assert_eq!(s.bbr.full_bw_cnt, 1);
-    s.round(
-        4,
-        A {
-            pps: flat * 6 / 5,
-            inflight: 300,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(flat * 6 / 5, 300));
     assert_eq!(s.bbr.full_bw_cnt, 2);
     assert_eq!(s.state(), State::Startup);
-    s.round(
-        4,
-        A {
-            pps: flat * 6 / 5,
-            inflight: 300,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(flat * 6 / 5, 300));
     assert!(s.bbr.full_bw_reached && s.bbr.full_bw_now);
     // Inflight 300 is far above BDP, so DRAIN holds.
     assert_eq!(s.state(), State::Drain);
@@ -284,40 +275,12 @@ fn startup_exits_after_three_rounds_without_25_percent_growth() {
 #[test]
 fn startup_growth_of_25_percent_resets_the_plateau_count() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.round(
-        4,
-        A {
-            pps: 1000,
-            inflight: 300,
-            ..A::default()
-        },
-    );
-    s.round(
-        4,
-        A {
-            pps: 1000,
-            inflight: 300,
-            ..A::default()
-        },
-    );
-    s.round(
-        4,
-        A {
-            pps: 1000,
-            inflight: 300,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(1000, 300));
+    s.round(4, A::rate(1000, 300));
+    s.round(4, A::rate(1000, 300));
     assert_eq!(s.bbr.full_bw_cnt, 2);
     // Exactly 1.25× re-arms the baseline (>= threshold).
-    s.round(
-        4,
-        A {
-            pps: 1250,
-            inflight: 300,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(1250, 300));
     assert_eq!(
         s.bbr.full_bw_cnt, 0,
         "the baseline moved to 1250: count restarts"
@@ -346,31 +309,10 @@ fn startup_app_limited_samples_do_not_count_toward_the_plateau() {
 /// loss round, losing `lost` of a 100-packet flight, then ends the round.
 fn startup_loss_round(params: Bbr3Params, events: u32, lost: u64) -> Synth {
     let mut s = Synth::new(params);
-    s.round(
-        4,
-        A {
-            pps: 1000,
-            inflight: 100,
-            ..A::default()
-        },
-    );
-    s.round(
-        4,
-        A {
-            pps: 2000,
-            inflight: 100,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(1000, 100));
+    s.round(4, A::rate(2000, 100));
     s.tcp.ca_state = CaState::Recovery;
-    s.round(
-        1,
-        A {
-            pps: 4000,
-            inflight: 100,
-            ..A::default()
-        },
-    );
+    s.round(1, A::rate(4000, 100));
     for _ in 0..events {
         s.ack(A {
             pps: 5000,
@@ -433,14 +375,7 @@ fn startup_loss_exit_needs_eight_events_in_v2() {
 #[test]
 fn startup_loss_exit_needs_fast_recovery() {
     let mut s = Synth::new(Bbr3Params::v3());
-    s.round(
-        4,
-        A {
-            pps: 1000,
-            inflight: 100,
-            ..A::default()
-        },
-    );
+    s.round(4, A::rate(1000, 100));
     for _ in 0..8 {
         s.ack(A {
             pps: 2000,
@@ -466,26 +401,14 @@ fn startup_loss_exit_needs_fast_recovery() {
 fn drain_ends_when_inflight_is_at_most_bdp() {
     let mut s = Synth::new(Bbr3Params::v3());
     for _ in 0..5 {
-        s.round(
-            4,
-            A {
-                inflight: 400,
-                ..A::default()
-            },
-        );
+        s.round(4, A::inflight(400));
     }
     assert_eq!(s.state(), State::Drain);
     let bdp = s.bbr.inflight(&s.tcp, s.bbr.max_bw(), BBR_UNIT);
     assert!((100..=110).contains(&bdp), "BDP {bdp}");
-    s.ack(A {
-        inflight: bdp + 1,
-        ..A::default()
-    });
+    s.ack(A::inflight(bdp + 1));
     assert_eq!(s.state(), State::Drain, "prior inflight still above BDP");
-    s.ack(A {
-        inflight: bdp,
-        ..A::default()
-    });
+    s.ack(A::inflight(bdp));
     // packets_in_flight (bdp + 1 → now bdp) is checked on this ACK.
     assert_eq!(s.state(), State::ProbeBwDown);
     assert_eq!(s.bbr.ack_phase, AckPhase::ProbeStopping);
@@ -558,13 +481,7 @@ fn cruise_leaves_for_refill_after_reno_coexistence_rounds() {
     assert_eq!(bound, 63);
     let mut rounds = s.bbr.rounds_since_probe;
     while s.state() == State::ProbeBwCruise {
-        s.round(
-            1,
-            A {
-                inflight: 50,
-                ..A::default()
-            },
-        );
+        s.round(1, A::inflight(50));
         rounds += 1;
         assert!(rounds <= 63, "still cruising after {rounds} rounds");
     }
@@ -586,10 +503,7 @@ fn refill_resets_lower_bounds_and_moves_to_up_after_one_round() {
     });
     assert_eq!(s.state(), State::ProbeBwRefill);
     assert_eq!((s.bbr.bw_lo, s.bbr.inflight_lo), (INF, INF));
-    s.ack(A {
-        inflight: 50,
-        ..A::default()
-    });
+    s.ack(A::inflight(50));
     assert_eq!(s.state(), State::ProbeBwRefill, "not a round start");
     s.ack(A {
         new_round: true,
@@ -659,14 +573,8 @@ fn up_stops_at_a_previously_too_high_inflight_hi_then_reprobes() {
     s.go_up();
     s.bbr.prev_probe_too_high = true;
     s.bbr.inflight_hi = 120;
-    s.ack(A {
-        inflight: 130,
-        ..A::default()
-    });
-    s.ack(A {
-        inflight: 130,
-        ..A::default()
-    }); // prior_in_flight 130 ≥ 120
+    s.ack(A::inflight(130));
+    s.ack(A::inflight(130)); // prior_in_flight 130 ≥ 120
     assert_eq!(s.state(), State::ProbeBwDown);
     assert!(s.bbr.stopped_risky_probe);
     // One round later, no high loss came back: REFILL again right away.
@@ -1057,53 +965,17 @@ fn ecn_alpha_update_matches_the_kernel_formula() {
 fn ecn_is_ignored_without_an_ecn_low_route_or_on_long_rtt_paths() {
     let mut s = Synth::new(Bbr3Params::v3());
     s.tcp.ecn_enabled = true; // but not ecn_low
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(2),
-            ..A::default()
-        },
-    );
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(2),
-            ..A::default()
-        },
-    );
+    s.round(1, A::rtt_ms(2));
+    s.round(1, A::rtt_ms(2));
     assert!(!s.bbr.ecn_eligible());
     let mut s = ecn_synth(Bbr3Params::v3());
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(6),
-            ..A::default()
-        },
-    );
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(6),
-            ..A::default()
-        },
-    );
+    s.round(1, A::rtt_ms(6));
+    s.round(1, A::rtt_ms(6));
     assert!(!s.bbr.ecn_eligible(), "min_rtt 6 ms > ecn_max_rtt_us 5 ms");
     // v2alpha: bbr_ecn_enable defaults off.
     let mut s = ecn_synth(Bbr3Params::v2());
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(2),
-            ..A::default()
-        },
-    );
-    s.round(
-        1,
-        A {
-            rtt: Duration::from_millis(2),
-            ..A::default()
-        },
-    );
+    s.round(1, A::rtt_ms(2));
+    s.round(1, A::rtt_ms(2));
     assert!(!s.bbr.ecn_eligible());
 }
 
@@ -1269,10 +1141,7 @@ fn app_limited_acks_without_news_take_the_fast_path() {
         });
         s.go_cruise();
         for _ in 0..5 {
-            s.ack(A {
-                inflight: 50,
-                ..A::default()
-            });
+            s.ack(A::inflight(50));
         }
         assert!(s.bbr.try_fast_path, "cwnd reached its target");
         let bw_hi = s.bbr.bw_hi;

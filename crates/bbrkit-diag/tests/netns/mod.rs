@@ -29,7 +29,7 @@ pub fn in_new_netns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
         f()
     })
     .join()
-    .expect("netns thread panicked")
+    .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// Sets IFF_UP on `lo` of the calling thread's namespace.

@@ -32,6 +32,25 @@ pub struct LinkParams {
     pub buffer_bytes: Option<u64>,
 }
 
+impl LinkParams {
+    /// A steady link: `delay`, random `loss`, optional rate and buffer, no
+    /// jitter.
+    pub fn without_jitter(
+        delay: Duration,
+        loss: f64,
+        rate_bps: Option<u64>,
+        buffer_bytes: Option<u64>,
+    ) -> Self {
+        LinkParams {
+            delay,
+            jitter: Duration::ZERO,
+            loss,
+            rate_bps,
+            buffer_bytes,
+        }
+    }
+}
+
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e3)
 }
@@ -149,13 +168,7 @@ mod tests {
     use super::*;
 
     fn params(delay_ms: u64, loss: f64, rate: Option<u64>, buffer: Option<u64>) -> LinkParams {
-        LinkParams {
-            delay: Duration::from_millis(delay_ms),
-            jitter: Duration::ZERO,
-            loss,
-            rate_bps: rate,
-            buffer_bytes: buffer,
-        }
+        LinkParams::without_jitter(Duration::from_millis(delay_ms), loss, rate, buffer)
     }
 
     #[test]

@@ -15,7 +15,7 @@ use bbrkit_lab::emulator::EmulatorKind;
 use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, Plan};
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::{Topology, run_prefix};
-use bbrkit_lab::{bpf_cc, cleanup, signals};
+use bbrkit_lab::{bpf_cc, cleanup};
 
 use crate::lab_out;
 use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
@@ -199,7 +199,11 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
 
 /// Runs `bbrkit lab`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
-    let signals = signals::install(Duration::from_secs(5))?;
+    let signals = bbrkit_signals::install(bbrkit_signals::Mode::Cancel {
+        grace: Duration::from_secs(5),
+        note: "the kernel removes the lab",
+    })?;
+    bbrkit_signals::on_exit(cleanup::remove_own).keep();
     if args.cleanup {
         bbrkit_lab::require_root()?;
         let removed = cleanup::remove_leftovers()?;

@@ -2,9 +2,11 @@
 //! temporary file next to the target, which is renamed over it on
 //! [`OutFile::commit`] and removed if dropped uncommitted. Creating the
 //! temporary file up front proves the path is writable before any work.
-//! While a temporary file exists, SIGINT/SIGTERM remove it before the
-//! process exits (128 + signal), so Ctrl-C leaves nothing behind: a signal
-//! thread does it, no code runs in signal context. The rename and the
+//! While a temporary file exists, SIGINT/SIGTERM/SIGHUP remove it before
+//! the process exits (128 + signal), so Ctrl-C leaves nothing behind:
+//! bbrkit's one signal design (`bbrkit_signals`, installed here in
+//! `ExitAtOnce` mode unless a run already waits on cancellation) runs the
+//! removal on its thread, no code runs in signal context. The rename and the
 //! directory fsync are bbrkit's one atomic writer's ([`atomic::commit`]).
 //! A target that exists and is not a regular file (`/dev/stdout`, a FIFO,
 //! `/dev/null`) is written directly: renaming over it would replace the
@@ -14,64 +16,18 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
 
 use anyhow::{Context, bail};
 use bbrkit_host::atomic;
-use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
-
-/// Temporary files to remove if a signal ends the process.
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-static SIGNALS: Once = Once::new();
-
-/// The lab's signal design (`bbrkit_lab::signals`): SIGINT and SIGTERM are
-/// blocked (in this thread and every thread started after it, so call this
-/// before the simulation's workers start) and a thread waits for them,
-/// removes the pending temporary files and exits with 128 + signal. No code
-/// runs in signal context.
-fn guard_signals() {
-    SIGNALS.call_once(|| {
-        let mut set = SigSet::empty();
-        set.add(Signal::SIGINT);
-        set.add(Signal::SIGTERM);
-        if pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
-            return;
-        }
-        let _ = std::thread::Builder::new()
-            .name("bbrkit-signals".into())
-            .spawn(move || {
-                loop {
-                    let Ok(sig) = set.wait() else { continue };
-                    for p in pending().iter() {
-                        let _ = std::fs::remove_file(p);
-                    }
-                    std::process::exit(128 + sig as i32);
-                }
-            });
-    });
-}
-
-fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    PENDING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Registers `path` for removal on SIGINT/SIGTERM.
-fn track(path: &Path) {
-    guard_signals();
-    pending().push(path.to_path_buf());
-}
-
-fn untrack(path: &Path) {
-    pending().retain(|p| p != path);
-}
+use bbrkit_signals::{Cleanup, Mode};
 
 /// A file being written atomically.
 #[derive(Debug)]
 pub struct OutFile {
     target: PathBuf,
-    /// The temporary file renamed over `target`; `None` when writing
-    /// straight into a device or pipe.
-    tmp: Option<PathBuf>,
+    /// The temporary file renamed over `target` and its removal on a
+    /// signal; `None` when writing straight into a device or pipe.
+    tmp: Option<(PathBuf, Cleanup)>,
     writer: Option<BufWriter<File>>,
 }
 
@@ -112,23 +68,18 @@ impl OutFile {
             _ => target,
         };
         let tmp = atomic::temp_path(target);
-        track(&tmp);
+        // Before the simulation's workers start, so they inherit the mask.
+        bbrkit_signals::install(Mode::ExitAtOnce)?;
+        let on_signal = bbrkit_signals::remove_on_exit(&tmp);
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(&tmp)
-            .with_context(|| format!("{what}: cannot write '{}'", target.display()));
-        let file = match file {
-            Ok(f) => f,
-            Err(e) => {
-                untrack(&tmp);
-                return Err(e);
-            }
-        };
+            .with_context(|| format!("{what}: cannot write '{}'", target.display()))?;
         Ok(OutFile {
             target: target.to_path_buf(),
-            tmp: Some(tmp),
+            tmp: Some((tmp, on_signal)),
             writer: Some(BufWriter::new(file)),
         })
     }
@@ -145,23 +96,22 @@ impl OutFile {
             .into_inner()
             .map_err(|e| e.into_error())
             .with_context(|| format!("writing '{}'", self.target.display()))?;
-        let Some(tmp) = self.tmp.take() else {
+        let Some((tmp, _on_signal)) = self.tmp.take() else {
             // Written straight into a device or pipe: flushed above.
             return Ok(());
         };
-        let done = atomic::commit(file, &tmp, &self.target)
-            .with_context(|| format!("writing '{}'", self.target.display()));
-        untrack(&tmp);
-        done
+        // `_on_signal` is dropped after the rename or the failed commit's
+        // removal of the temporary file.
+        atomic::commit(file, &tmp, &self.target)
+            .with_context(|| format!("writing '{}'", self.target.display()))
     }
 }
 
 impl Drop for OutFile {
     fn drop(&mut self) {
         // Still set: not committed (dropped, or the final write failed).
-        if let Some(tmp) = self.tmp.take() {
+        if let Some((tmp, _on_signal)) = self.tmp.take() {
             let _ = std::fs::remove_file(&tmp);
-            untrack(&tmp);
         }
     }
 }

@@ -32,6 +32,15 @@ struct Log {
     down_gain: Option<u32>,
 }
 
+/// The default test path (10 Mbit/s, 40 ms, 100 packets) without the
+/// per-ACK trace, which these tests do not read.
+fn untraced() -> TestPath {
+    TestPath {
+        record_trace: false,
+        ..TestPath::default()
+    }
+}
+
 fn run(
     cfg: TestPath,
     params: Bbr3Params,
@@ -103,10 +112,7 @@ fn secs(t: Instant) -> f64 {
 
 #[test]
 fn bulk_flow_runs_startup_drain_and_the_full_probe_bw_cycle() {
-    let cfg = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    }; // 10 Mbit/s, 40 ms, 100 pkts
+    let cfg = untraced(); // 10 Mbit/s, 40 ms, 100 pkts
     let bdp = cfg.bdp_packets();
     let (d, log) = run(cfg.clone(), Bbr3Params::v3(), 12, 1, |_| {});
     let log = log.borrow();
@@ -172,10 +178,7 @@ fn bulk_flow_runs_startup_drain_and_the_full_probe_bw_cycle() {
 
 #[test]
 fn probe_rtt_lasts_200ms_plus_a_round_and_recurs_5s_later() {
-    let cfg = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    };
+    let cfg = untraced();
     let (_d, log) = run(cfg, Bbr3Params::v3(), 17, 2, |_| {});
     let log = log.borrow();
     let enter = entries(&log, State::ProbeRtt);
@@ -204,10 +207,7 @@ fn probe_rtt_lasts_200ms_plus_a_round_and_recurs_5s_later() {
 #[test]
 fn small_bdp_probes_after_reno_coexistence_rounds_large_bdp_after_2_to_3_s() {
     // BDP 33 packets: probe after ≈ min(63, BDP) rounds ≈ 1.4 s < 2 s.
-    let cfg = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    };
+    let cfg = untraced();
     let (_d, log) = run(cfg, Bbr3Params::v3(), 9, 3, |_| {});
     let log = log.borrow();
     let downs = entries(&log, State::ProbeBwDown);
@@ -236,8 +236,7 @@ fn small_bdp_probes_after_reno_coexistence_rounds_large_bdp_after_2_to_3_s() {
         rate_bps: 100_000_000,
         base_rtt: Duration::from_millis(100),
         queue_limit: 1700,
-        record_trace: false,
-        ..TestPath::default()
+        ..untraced()
     };
     let (_d, log) = run(cfg, Bbr3Params::v3(), 10, 4, |_| {});
     let log = log.borrow();
@@ -269,8 +268,7 @@ fn small_bdp_probes_after_reno_coexistence_rounds_large_bdp_after_2_to_3_s() {
 fn shallow_buffer_loss_in_up_sets_inflight_hi_and_keeps_loss_low() {
     let cfg = TestPath {
         queue_limit: 10,
-        record_trace: false,
-        ..TestPath::default()
+        ..untraced()
     };
     let (d, log) = run(cfg.clone(), Bbr3Params::v3(), 12, 5, |_| {});
     let log = log.borrow();
@@ -284,12 +282,8 @@ fn shallow_buffer_loss_in_up_sets_inflight_hi_and_keeps_loss_low() {
 
 #[test]
 fn random_loss_below_two_percent_does_not_collapse_throughput() {
-    let cfg = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    };
-    let seed = 0xB3;
-    println!("loss seed {seed}");
+    let cfg = untraced();
+    let seed = crate::testing::test_seed(0xB3);
     let hook = random_loss(0.01, seed);
     let (d, _log) = run_with(cfg.clone(), Bbr3Params::v3(), 10, 6, Some(hook), |_| {});
     let capacity = 10.0 * cfg.rate_bps as f64 / (8.0 * f64::from(cfg.mss));
@@ -304,8 +298,7 @@ fn shallow_ecn_threshold_keeps_the_queue_short() {
         base_rtt: Duration::from_millis(2),
         queue_limit: 200,
         ecn_threshold: Some(10),
-        record_trace: false,
-        ..TestPath::default()
+        ..untraced()
     };
     let (d, log) = run(cfg, Bbr3Params::v3(), 4, 7, |d| d.sender.tcp.ecn_low = true);
     let log = log.borrow();
@@ -325,10 +318,7 @@ fn shallow_ecn_threshold_keeps_the_queue_short() {
 
 #[test]
 fn v2_runs_the_same_cycle_with_v2alpha_gains() {
-    let cfg = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    };
+    let cfg = untraced();
     let (_d, log) = run(cfg, Bbr3Params::v2(), 8, 8, |_| {});
     let log = log.borrow();
     assert_eq!(log.steps[0].from, State::Startup);
@@ -399,10 +389,7 @@ fn measure(cfg: TestPath, params: Bbr3Params, secs: u64, loss: Option<LossHook>)
 
 #[test]
 fn v2_and_v3_figures_on_four_paths() {
-    let base = TestPath {
-        record_trace: false,
-        ..TestPath::default()
-    };
+    let base = untraced();
     let paths: [(&str, TestPath, Option<f64>); 4] = [
         ("10M/40ms q=100 (3 BDP)", base.clone(), None),
         (
@@ -465,8 +452,7 @@ fn on_off_app_limited_flow_restarts_from_idle_sanely() {
             burst: 60,
             idle: Duration::from_millis(300),
         },
-        record_trace: false,
-        ..TestPath::default()
+        ..untraced()
     };
     let (d, log) = run(cfg, Bbr3Params::v3(), 12, 10, |_| {});
     let log = log.borrow();
