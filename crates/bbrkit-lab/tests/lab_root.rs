@@ -621,7 +621,9 @@ fn netem_is_used_where_the_kernel_has_it() {
 /// The split emulator forwards the data in order: a veth queues a frame on
 /// the sending CPU, so without steering a server that sends from two CPUs
 /// had its frames reordered (1 000–3 000 needless retransmits per
-/// no-impairment run). With no loss and no delay there must be none. (At
+/// no-impairment run). With no loss and no delay the kernel must detect no
+/// reordering, and every DSACK must answer a loss probe or a timeout (a
+/// loaded machine delays the receiver, so probes fire and are DSACKed). (At
 /// 10 ms the ACK forwarder's timing on a loaded machine can still provoke
 /// an occasional spurious retransmission, so that case is not asserted.)
 ///
@@ -654,22 +656,36 @@ fn split_emulator_keeps_frames_in_order() {
             .run(|| Ok(bbrkit_diag::nstat::read().expect("read nstat counters")))
             .unwrap();
         let counter = |name: &str| ext.get(name).unwrap_or_else(|| panic!("no {name}"));
-        let (reorder, dsack) = (
-            counter("TcpExtTCPSACKReorder"),
-            counter("TcpExtTCPDSACKRecv"),
-        );
+        // tcp_check_sack_reordering counts each reordering it detects in
+        // one of these two, by how it was detected.
+        let reorder = counter("TcpExtTCPSACKReorder") + counter("TcpExtTCPTSReorder");
+        let dsack = counter("TcpExtTCPDSACKRecv");
+        let (probes, rtos) = (counter("TcpExtTCPLossProbes"), counter("TcpExtTCPTimeouts"));
         println!(
-            "{:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}; {rep:?}",
+            "{:.0} bit/s, {} retransmits, reorder {reorder}, DSACK {dsack}, probes {probes}, rtos {rtos}; {rep:?}",
             r.bits_per_second, r.retransmits
         );
         let d = &rep.data;
         assert_eq!((d.lost_frames, d.buffer_drops), (0, 0), "the link dropped");
-        assert!(r.bits_per_second > 1e9, "a loss-free path runs at Gbit/s");
-        if (reorder, dsack) != (0, 0) {
+        assert!(
+            d.frames_out > 20_000,
+            "too few frames to show reordering: {}",
+            d.frames_out
+        );
+        // A DSACK alone is no reordering: on a loaded machine the receiver's
+        // softirq can run late, a loss probe fires (tcp_send_loss_probe) and
+        // its copy is DSACKed. Reordering is the kernel's own verdict
+        // (a never-retransmitted segment SACKed below the highest SACK, or a
+        // DSACK for a retransmission already SACKed), or DSACKs that no
+        // timer explains.
+        let unexplained = dsack > probes && rtos == 0;
+        if reorder != 0 || unexplained {
             if let Some(why) = stall(&rep) {
                 return Err(why);
             }
-            panic!("frames reordered: reorder {reorder}, DSACK {dsack}");
+            panic!(
+                "frames reordered: reorder {reorder}, DSACK {dsack}, probes {probes}, rtos {rtos}"
+            );
         }
         Ok(())
     });
