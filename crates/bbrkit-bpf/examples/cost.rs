@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use bbrkit_bpf::{bbr3, status};
+use bbrkit_bpf::bbr3;
 use libbpf_rs::query::ProgInfoIter;
 
 fn thread_cpu() -> f64 {
@@ -119,8 +119,11 @@ fn main() {
     }
     let secs: f64 = args.next().map_or(5.0, |s| s.parse().expect("SECONDS"));
     let repeats: usize = args.next().map_or(3, |s| s.parse().expect("REPEATS"));
-    let _reg = (!status::available().unwrap().iter().any(|a| a == "bbr3"))
-        .then(|| bbr3::register(Some(&["bbr3"])).expect("register bbr3"));
+    let _reg = (!bbrkit_diag::algorithms::available()
+        .unwrap()
+        .iter()
+        .any(|a| a == "bbr3"))
+    .then(|| bbr3::register(Some(&["bbr3"])).expect("register bbr3"));
     // SAFETY: returns an fd that keeps run-time stats on while open.
     let stats_fd = unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) };
     assert!(

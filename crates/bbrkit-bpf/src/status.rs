@@ -19,8 +19,6 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::pin;
 
-const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
-
 /// `enum bpf_struct_ops_state` (kernel/bpf/bpf_struct_ops.c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -103,14 +101,6 @@ pub struct CaStatus {
     pub lingering: Vec<u32>,
 }
 
-/// Names in `tcp_available_congestion_control`.
-pub fn available() -> std::io::Result<Vec<String>> {
-    Ok(std::fs::read_to_string(AVAILABLE)?
-        .split_whitespace()
-        .map(String::from)
-        .collect())
-}
-
 /// Every struct_ops map in the kernel with its state and links.
 pub fn ops_maps() -> Vec<OpsMap> {
     crate::log::install();
@@ -158,7 +148,8 @@ fn pinned_map_id(path: &std::path::Path) -> Option<u32> {
 
 /// The registration of `name`.
 pub fn ca_status(name: &str) -> CaStatus {
-    let registered = available().is_ok_and(|a| a.iter().any(|n| n == name));
+    let registered =
+        bbrkit_diag::algorithms::available().is_ok_and(|a| a.iter().any(|n| n == name));
     let maps: Vec<OpsMap> = ops_maps().into_iter().filter(|m| m.name == name).collect();
     let live = |m: &OpsMap| !m.links.is_empty() || m.state == Some(OpsState::InUse);
     let holder = registered.then(|| holder(name, &maps));

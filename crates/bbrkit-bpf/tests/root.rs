@@ -25,7 +25,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn available(name: &str) -> bool {
-    status::available().unwrap().iter().any(|n| n == name)
+    bbrkit_diag::algorithms::available()
+        .unwrap()
+        .iter()
+        .any(|n| n == name)
 }
 
 fn algorithms() -> Vec<String> {

@@ -38,11 +38,7 @@ const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn available() -> Vec<String> {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap()
-        .split_whitespace()
-        .map(String::from)
-        .collect()
+    bbrkit_diag::algorithms::available().unwrap()
 }
 
 fn registered() -> bool {
