@@ -70,6 +70,16 @@ struct Flow {
     last_sample_received: u64,
 }
 
+/// Takes the packet `line` delivers at `now`, if any, and schedules `ev`
+/// for the line's next delivery.
+fn arrival<T>(line: &mut DelayLine<T>, q: &mut EventQueue<Ev>, now: Instant, ev: Ev) -> Option<T> {
+    let (p, next) = line.pop(now)?;
+    if let Some(t) = next {
+        q.schedule(t, ev);
+    }
+    Some(p)
+}
+
 /// A simulation in progress.
 pub struct Simulation {
     cfg: SimConfig,
@@ -271,12 +281,9 @@ impl Simulation {
     /// The next data packet of flow `f` reaches its receiver.
     fn data_arrival(&mut self, now: Instant, f: u32) {
         let fl = &mut self.flows[f as usize];
-        let Some((p, next)) = fl.fwd.pop(now) else {
+        let Some(p) = arrival(&mut fl.fwd, &mut self.q, now, Ev::FwdArrive(f)) else {
             return;
         };
-        if let Some(t) = next {
-            self.q.schedule(t, Ev::FwdArrive(f));
-        }
         let (mss, size) = (fl.mss, fl.size);
         let ack = fl.receiver.on_data(now, &p, |k| seg_len(mss, size, k));
         if let Some(a) = ack {
@@ -288,12 +295,9 @@ impl Simulation {
     /// The next ACK of flow `f` reaches its sender.
     fn ack_arrival(&mut self, now: Instant, f: u32) {
         let fl = &mut self.flows[f as usize];
-        let Some((a, next)) = fl.rev.pop(now) else {
+        let Some(a) = arrival(&mut fl.rev, &mut self.q, now, Ev::AckArrive(f)) else {
             return;
         };
-        if let Some(t) = next {
-            self.q.schedule(t, Ev::AckArrive(f));
-        }
         let outcome = fl.sender.on_ack(now, &a, &mut self.out);
         if let Some(r) = outcome.rtt {
             fl.rtt.record(r.as_nanos() as u64);
