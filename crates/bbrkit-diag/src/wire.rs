@@ -249,31 +249,11 @@ pub fn parse_inet_diag_msg(p: &[u8]) -> Result<Socket, DiagError> {
         }
     };
     let interface = u32_ne(p, 40);
-    let addr = |off: usize, port_off: usize| -> SocketAddr {
-        let port = u16::from_be_bytes([p[port_off], p[port_off + 1]]);
-        match family {
-            Family::V4 => SocketAddr::new(
-                IpAddr::V4(Ipv4Addr::new(p[off], p[off + 1], p[off + 2], p[off + 3])),
-                port,
-            ),
-            Family::V6 => {
-                let mut o = [0u8; 16];
-                o.copy_from_slice(&p[off..off + 16]);
-                let ip = Ipv6Addr::from(o);
-                let scope = if ip.is_unicast_link_local() {
-                    interface
-                } else {
-                    0
-                };
-                SocketAddr::V6(SocketAddrV6::new(ip, port, 0, scope))
-            }
-        }
-    };
     let mut sock = Socket {
         family,
         state: TcpState::from_number(p[1]),
-        local: addr(8, 4),
-        remote: addr(24, 6),
+        local: socket_addr(p, family, interface, 8, 4),
+        remote: socket_addr(p, family, interface, 24, 6),
         interface,
         cookie: (u64::from(u32_ne(p, 48)) << 32) | u64::from(u32_ne(p, 44)),
         timer: p[2],
@@ -290,37 +270,79 @@ pub fn parse_inet_diag_msg(p: &[u8]) -> Result<Socket, DiagError> {
     };
     let mut off = INET_DIAG_MSG_LEN;
     while off < p.len() {
-        let rest = &p[off..];
-        if rest.len() < 4 {
-            return Err(malformed(
-                "rtattr",
-                off,
-                format!("{} bytes left, header needs 4", rest.len()),
-            ));
-        }
-        let len = usize::from(u16_ne(rest, 0));
-        let kind = u16_ne(rest, 2) & 0x3fff; // strip NLA_F_NESTED / NLA_F_NET_BYTEORDER
-        if len < 4 || len > rest.len() {
-            return Err(malformed(
-                "rtattr",
-                off,
-                format!("length {len} outside 4..={} bytes left", rest.len()),
-            ));
-        }
-        let data = &rest[4..len];
-        match kind {
-            INET_DIAG_INFO => sock.tcp_info = Some(TcpInfo::parse(data)),
-            INET_DIAG_CONG => {
-                let name = data.split(|&c| c == 0).next().unwrap_or(&[]);
-                sock.cc = Some(String::from_utf8_lossy(name).into_owned());
-            }
-            INET_DIAG_BBRINFO => match BbrInfo::parse(data) {
-                Ok(b) => sock.bbr = Some(b),
-                Err(e) => sock.warnings.push(e.to_string()),
-            },
-            _ => {}
-        }
-        off += align4(len);
+        let (kind, data) = rtattr(p, off)?;
+        apply_attribute(&mut sock, kind, data);
+        off += align4(4 + data.len()); // header and data, padded to 4
     }
     Ok(sock)
+}
+
+/// The address at `off` with the big-endian port at `port_off` of an
+/// `inet_diag_msg` (`p` holds at least [`INET_DIAG_MSG_LEN`] bytes). A
+/// link-local IPv6 address gets `interface` as its scope.
+fn socket_addr(
+    p: &[u8],
+    family: Family,
+    interface: u32,
+    off: usize,
+    port_off: usize,
+) -> SocketAddr {
+    let port = u16::from_be_bytes([p[port_off], p[port_off + 1]]);
+    match family {
+        Family::V4 => SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::new(p[off], p[off + 1], p[off + 2], p[off + 3])),
+            port,
+        ),
+        Family::V6 => {
+            let mut o = [0u8; 16];
+            o.copy_from_slice(&p[off..off + 16]);
+            let ip = Ipv6Addr::from(o);
+            let scope = if ip.is_unicast_link_local() {
+                interface
+            } else {
+                0
+            };
+            SocketAddr::V6(SocketAddrV6::new(ip, port, 0, scope))
+        }
+    }
+}
+
+/// The `rtattr` at `off` of `p`: its type (without `NLA_F_NESTED` /
+/// `NLA_F_NET_BYTEORDER`) and its data. `Malformed` when its header or its
+/// length does not fit the bytes left.
+fn rtattr(p: &[u8], off: usize) -> Result<(u16, &[u8]), DiagError> {
+    let rest = &p[off..];
+    if rest.len() < 4 {
+        return Err(malformed(
+            "rtattr",
+            off,
+            format!("{} bytes left, header needs 4", rest.len()),
+        ));
+    }
+    let len = usize::from(u16_ne(rest, 0));
+    let kind = u16_ne(rest, 2) & 0x3fff; // strip NLA_F_NESTED / NLA_F_NET_BYTEORDER
+    if len < 4 || len > rest.len() {
+        return Err(malformed(
+            "rtattr",
+            off,
+            format!("length {len} outside 4..={} bytes left", rest.len()),
+        ));
+    }
+    Ok((kind, &rest[4..len]))
+}
+
+/// Stores the attribute of type `kind` in `sock`; unknown types are skipped.
+fn apply_attribute(sock: &mut Socket, kind: u16, data: &[u8]) {
+    match kind {
+        INET_DIAG_INFO => sock.tcp_info = Some(TcpInfo::parse(data)),
+        INET_DIAG_CONG => {
+            let name = data.split(|&c| c == 0).next().unwrap_or(&[]);
+            sock.cc = Some(String::from_utf8_lossy(name).into_owned());
+        }
+        INET_DIAG_BBRINFO => match BbrInfo::parse(data) {
+            Ok(b) => sock.bbr = Some(b),
+            Err(e) => sock.warnings.push(e.to_string()),
+        },
+        _ => {}
+    }
 }

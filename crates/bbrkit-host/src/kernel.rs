@@ -149,13 +149,43 @@ fn feature(
     tree: &ModTree,
     registered: Option<bool>,
 ) -> Feature {
-    let mut evidence = Vec::new();
-    let mut prov = Provision::Unknown;
-    if let Some(src) = &cfg.source {
+    let mut f = Findings {
+        prov: Provision::Unknown,
+        evidence: Vec::new(),
+    };
+    f.config(cfg, config_key);
+    f.module_tree(tree, rel_path);
+    f.sys_module(module);
+    f.registration(name, registered);
+    if f.evidence.is_empty() {
+        f.evidence
+            .push("no kernel config, module tree or /sys/module entry found".into());
+    }
+    Feature {
+        name: name.into(),
+        provision: f.prov,
+        evidence: f.evidence,
+    }
+}
+
+/// How a feature is provided, as the sources consulted so far say, and
+/// what each of them said. Later sources refine earlier ones.
+struct Findings {
+    prov: Provision,
+    evidence: Vec<String>,
+}
+
+impl Findings {
+    /// The kernel config's `config_key` (`y`, `m`, or not set), if there
+    /// is a config.
+    fn config(&mut self, cfg: &KernelConfig, config_key: &str) {
+        let Some(src) = &cfg.source else {
+            return;
+        };
         match cfg.get(config_key) {
-            Some("y") => prov = Provision::BuiltIn,
-            Some("m") => prov = Provision::Module,
-            _ => prov = Provision::Absent,
+            Some("y") => self.prov = Provision::BuiltIn,
+            Some("m") => self.prov = Provision::Module,
+            _ => self.prov = Provision::Absent,
         }
         let v = cfg.get(config_key).unwrap_or("is not set");
         let sep = if cfg.get(config_key).is_some() {
@@ -163,63 +193,72 @@ fn feature(
         } else {
             " "
         };
-        evidence.push(format!("{src}: {config_key}{sep}{v}"));
+        self.evidence.push(format!("{src}: {config_key}{sep}{v}"));
     }
-    if let Some(b) = &tree.builtin
-        && b.lines().any(|l| l.trim() == format!("{rel_path}.ko"))
-    {
-        prov = Provision::BuiltIn;
-        evidence.push(format!(
-            "{} lists {rel_path}.ko",
-            tree.dir.join("modules.builtin").display()
-        ));
-    }
-    let ko = tree.dir.join(format!("{rel_path}.ko"));
-    if let Some(found) = ["", ".xz", ".zst", ".gz"]
-        .iter()
-        .map(|ext| std::path::PathBuf::from(format!("{}{ext}", ko.display())))
-        .find(|p| p.exists())
-    {
-        if prov != Provision::BuiltIn {
-            prov = Provision::Module;
+
+    /// `modules.builtin` listing `rel_path.ko`, or the module file itself
+    /// (plain or compressed) in the module tree.
+    fn module_tree(&mut self, tree: &ModTree, rel_path: &str) {
+        if let Some(b) = &tree.builtin
+            && b.lines().any(|l| l.trim() == format!("{rel_path}.ko"))
+        {
+            self.prov = Provision::BuiltIn;
+            self.evidence.push(format!(
+                "{} lists {rel_path}.ko",
+                tree.dir.join("modules.builtin").display()
+            ));
         }
-        evidence.push(format!("{} exists", found.display()));
+        let ko = tree.dir.join(format!("{rel_path}.ko"));
+        if let Some(found) = ["", ".xz", ".zst", ".gz"]
+            .iter()
+            .map(|ext| std::path::PathBuf::from(format!("{}{ext}", ko.display())))
+            .find(|p| p.exists())
+        {
+            if self.prov != Provision::BuiltIn {
+                self.prov = Provision::Module;
+            }
+            self.evidence.push(format!("{} exists", found.display()));
+        }
     }
-    let sys = std::path::Path::new("/sys/module").join(module);
-    if sys.exists() {
+
+    /// `/sys/module/<module>`: a loaded module has `initstate`, a built-in
+    /// one does not.
+    fn sys_module(&mut self, module: &str) {
+        let sys = std::path::Path::new("/sys/module").join(module);
+        if !sys.exists() {
+            return;
+        }
         let loaded = sys.join("initstate").exists();
-        if prov == Provision::Unknown || prov == Provision::Absent {
-            prov = if loaded {
+        if self.prov == Provision::Unknown || self.prov == Provision::Absent {
+            self.prov = if loaded {
                 Provision::Module
             } else {
                 Provision::BuiltIn
             };
         }
-        evidence.push(format!(
+        self.evidence.push(format!(
             "{} exists ({})",
             sys.display(),
             if loaded { "loaded module" } else { "built in" }
         ));
     }
-    match registered {
-        Some(true) => {
-            if !prov.present() {
-                prov = Provision::BuiltIn;
+
+    /// Whether `tcp_available_congestion_control` lists `name` (None: not
+    /// a congestion control, or not read).
+    fn registration(&mut self, name: &str, registered: Option<bool>) {
+        match registered {
+            Some(true) => {
+                if !self.prov.present() {
+                    self.prov = Provision::BuiltIn;
+                }
+                self.evidence
+                    .push(format!("tcp_available_congestion_control lists {name}"));
             }
-            evidence.push(format!("tcp_available_congestion_control lists {name}"));
+            Some(false) => self.evidence.push(format!(
+                "tcp_available_congestion_control does not list {name}"
+            )),
+            None => {}
         }
-        Some(false) => evidence.push(format!(
-            "tcp_available_congestion_control does not list {name}"
-        )),
-        None => {}
-    }
-    if evidence.is_empty() {
-        evidence.push("no kernel config, module tree or /sys/module entry found".into());
-    }
-    Feature {
-        name: name.into(),
-        provision: prov,
-        evidence,
     }
 }
 

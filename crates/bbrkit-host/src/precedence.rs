@@ -180,6 +180,26 @@ pub fn sources(
         Loader::Systemd => &SYSTEMD_DIRS,
         Loader::Procps => &PROCPS_DIRS,
     };
+    let mut out: Vec<Source> = applied_files(root, dirs, overlay)?
+        .into_iter()
+        .map(|(name, path, dir)| source(root, overlay, name, &path, dir))
+        .collect();
+    if loader == Loader::Procps
+        && let Some(conf) = sysctl_conf(root)
+    {
+        out.push(conf);
+    }
+    Ok(out)
+}
+
+/// The `.conf` files of `dirs` by name (a name in an earlier directory
+/// masks the same name in later ones), sorted by name: `(name, path, dir)`,
+/// with an empty path for the overlay, which stands in the first directory.
+fn applied_files<'d>(
+    root: &Root,
+    dirs: &[&'d str],
+    overlay: Option<&Overlay>,
+) -> Result<Vec<(String, PathBuf, &'d str)>, HostError> {
     let mut seen: Vec<(String, PathBuf, &str)> = Vec::new();
     for (di, dir) in dirs.iter().enumerate() {
         if di == 0
@@ -210,51 +230,56 @@ pub fn sources(
         }
     }
     seen.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out = Vec::new();
-    for (name, path, dir) in seen {
-        let shown = show(root, dir, &name);
-        if path.as_os_str().is_empty() {
-            let content = overlay.and_then(|o| o.content.clone()).unwrap_or_default();
-            out.push(Source {
-                assignments: parse(&content, &shown),
-                file: shown,
-                basename: name,
-                masked: false,
-            });
-            continue;
-        }
-        let (masked, text, target) = match read_in_root(root, &path) {
-            Read::DevNull => (true, String::new(), None),
-            Read::Text(t, target) => (false, t, target),
-            Read::Unreadable => (false, String::new(), None),
-        };
-        let label = match &target {
-            Some(t) => format!("{shown} -> {t}"),
-            None => shown,
-        };
-        out.push(Source {
-            assignments: parse(&text, &label),
-            file: label,
+    Ok(seen)
+}
+
+/// The file `name` of `dir` at `path` (empty: the overlay) and its
+/// assignments; a link to `/dev/null` is masked.
+fn source(root: &Root, overlay: Option<&Overlay>, name: String, path: &Path, dir: &str) -> Source {
+    let shown = show(root, dir, &name);
+    if path.as_os_str().is_empty() {
+        let content = overlay.and_then(|o| o.content.clone()).unwrap_or_default();
+        return Source {
+            assignments: parse(&content, &shown),
+            file: shown,
             basename: name,
-            masked,
-        });
+            masked: false,
+        };
     }
-    if loader == Loader::Procps {
-        let conf = root.path("etc/sysctl.conf");
-        if std::fs::metadata(&conf).is_ok_and(|m| m.is_file()) {
-            let shown = show(root, "etc", "sysctl.conf");
-            let text = std::fs::read(&conf)
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            out.push(Source {
-                assignments: parse(&text, &shown),
-                file: shown,
-                basename: "sysctl.conf".into(),
-                masked: false,
-            });
-        }
+    let (masked, text, target) = match read_in_root(root, path) {
+        Read::DevNull => (true, String::new(), None),
+        Read::Text(t, target) => (false, t, target),
+        Read::Unreadable => (false, String::new(), None),
+    };
+    let label = match &target {
+        Some(t) => format!("{shown} -> {t}"),
+        None => shown,
+    };
+    Source {
+        assignments: parse(&text, &label),
+        file: label,
+        basename: name,
+        masked,
     }
-    Ok(out)
+}
+
+/// `/etc/sysctl.conf`, which procps applies after the directories, if it
+/// is a file.
+fn sysctl_conf(root: &Root) -> Option<Source> {
+    let conf = root.path("etc/sysctl.conf");
+    if !std::fs::metadata(&conf).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let shown = show(root, "etc", "sysctl.conf");
+    let text = std::fs::read(&conf)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    Some(Source {
+        assignments: parse(&text, &shown),
+        file: shown,
+        basename: "sysctl.conf".into(),
+        masked: false,
+    })
 }
 
 /// Simple shell glob (`*`, `?`) as systemd accepts in keys.

@@ -32,8 +32,9 @@ use std::time::Duration;
 
 use bbrkit_bpf::telemetry::{self, Mode, Phase};
 use bbrkit_cc::Algorithm;
+use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
-use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, Plan, RunResult, median};
+use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, LabReport, Plan, RunResult, median};
 use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
 use bbrkit_lab::topology::Topology;
 use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
@@ -273,20 +274,7 @@ fn sim_median(s: &[(f64, u64)]) -> f64 {
 fn run_grid(a: &Args) {
     let conds = grid();
     eprintln!("simulating {} conditions x {} seeds", conds.len(), a.seeds);
-    let mut cells: Vec<Cell> = conds
-        .iter()
-        .map(|c| Cell {
-            cond: *c,
-            label: c.label(),
-            sim3: (1..=a.seeds)
-                .map(|s| simulate(Algorithm::Bbr3, c, a.duration, s))
-                .collect(),
-            sim1: simulate(Algorithm::Bbr1, c, a.duration, 1),
-            lab3: Vec::new(),
-            lab1: Vec::new(),
-            diags: Vec::new(),
-        })
-        .collect();
+    let mut cells: Vec<Cell> = conds.iter().map(|c| simulate_cell(a, c)).collect();
 
     let load_before = loadavg();
     let started = utc_now();
@@ -303,14 +291,42 @@ fn run_grid(a: &Args) {
         mtu: 1500,
         retries: 1,
     };
-    runner::validate(&plan).expect("plan");
+    let (report, diags) = lab_grid(&plan);
+    drop(registration);
+    for (cell, (res, d)) in cells.iter_mut().zip(report.conditions.iter().zip(diags)) {
+        cell.lab3 = res.results[0].runs.clone();
+        cell.lab1 = res.results[1].runs.clone();
+        cell.diags = d;
+    }
+    print_grid(a, &cells, &started, &load_before);
+}
+
+/// A grid cell with its simulator runs: bbr3 with every seed, bbr1 once.
+fn simulate_cell(a: &Args, c: &Condition) -> Cell {
+    Cell {
+        cond: *c,
+        label: c.label(),
+        sim3: (1..=a.seeds)
+            .map(|s| simulate(Algorithm::Bbr3, c, a.duration, s))
+            .collect(),
+        sim1: simulate(Algorithm::Bbr1, c, a.duration, 1),
+        lab3: Vec::new(),
+        lab1: Vec::new(),
+        diags: Vec::new(),
+    }
+}
+
+/// Runs `plan` in the lab while sampling bbr3's telemetry; returns the
+/// report and, per condition, the telemetry summary of each bbr3 run.
+fn lab_grid(plan: &Plan) -> (LabReport, Vec<Vec<Diag>>) {
+    runner::validate(plan).expect("plan");
     let topo = Topology::build("bbrkb3v", 1500, false).expect("topology");
     let kind = plan.emulator.resolve(&topo).expect("emulator");
     let stop = AtomicBool::new(false);
     let samples = Arc::new(Mutex::new(Vec::new()));
     let mut last_stats = bbr3_stats();
-    let mut diags: Vec<Vec<Diag>> = vec![Vec::new(); conds.len()];
-    let labels: Vec<String> = conds.iter().map(|c| c.label()).collect();
+    let mut diags: Vec<Vec<Diag>> = vec![Vec::new(); plan.conditions.len()];
+    let labels: Vec<String> = plan.conditions.iter().map(|c| c.label()).collect();
     let report = std::thread::scope(|s| {
         s.spawn(|| sampler(&stop, &samples));
         let mut on_event = |e: Event<'_>| {
@@ -343,19 +359,13 @@ fn run_grid(a: &Args) {
                 }
             }
         };
-        let r = runner::run(&plan, &topo, kind, &AtomicBool::new(false), &mut on_event);
+        let r = runner::run(plan, &topo, kind, &AtomicBool::new(false), &mut on_event);
         stop.store(true, Ordering::Relaxed);
         r
     })
     .expect("lab run");
     drop(topo);
-    drop(registration);
-    for (cell, (res, d)) in cells.iter_mut().zip(report.conditions.iter().zip(diags)) {
-        cell.lab3 = res.results[0].runs.clone();
-        cell.lab1 = res.results[1].runs.clone();
-        cell.diags = d;
-    }
-    print_grid(a, &cells, &started, &load_before);
+    (report, diags)
 }
 
 fn print_grid(a: &Args, cells: &[Cell], started: &str, load_before: &str) {
@@ -519,37 +529,47 @@ fn run_target(a: &Args) {
     let mut rows: Vec<TargetRun> = Vec::new();
     for run in 0..runs {
         for cc in ["bbr", "bbr3"] {
-            let emu = Emulator::start_kind(&topo, EmulatorKind::Split, link, run as u64).unwrap();
-            let spec = TestSpec {
-                cc: cc.into(),
-                cc_on: CcOn::Sender,
-                flows: 1,
-                duration: Duration::from_secs(6),
-                sample_every: Duration::from_millis(100),
-                keep_off_cpu: None,
-            };
-            let before = rusage_s();
-            let r = run_test(&topo, &spec, &AtomicBool::new(false)).expect("run");
-            let cpu = rusage_s() - before;
-            let rep = emu.stop().unwrap();
-            let drops = rep.data.kernel_drops + rep.reverse.kernel_drops;
-            eprintln!(
-                "{cc}: {:.2} Gbit/s, {cpu:.2} CPU s, {:.3} s/GB, {} retransmits, {drops} kernel drops (load {})",
-                r.bits_per_second / 1e9,
-                cpu / (r.bytes as f64 / 1e9),
-                r.retransmits,
-                loadavg()
-            );
-            rows.push(TargetRun {
-                cc,
-                bps: r.bits_per_second,
-                cpu_per_gb: cpu / (r.bytes as f64 / 1e9),
-                retransmits: r.retransmits,
-            });
+            rows.push(target_run(&topo, link, cc, run as u64));
         }
     }
     drop(topo);
     drop(ccs);
+    print_target(&rows, runs, &started, &load_before);
+}
+
+/// One 6 s run of `cc` on a fresh split emulator (loss seed `seed`).
+fn target_run(topo: &Topology, link: LinkParams, cc: &'static str, seed: u64) -> TargetRun {
+    let emu = Emulator::start_kind(topo, EmulatorKind::Split, link, seed).unwrap();
+    let spec = TestSpec {
+        cc: cc.into(),
+        cc_on: CcOn::Sender,
+        flows: 1,
+        duration: Duration::from_secs(6),
+        sample_every: Duration::from_millis(100),
+        keep_off_cpu: None,
+    };
+    let before = rusage_s();
+    let r = run_test(topo, &spec, &AtomicBool::new(false)).expect("run");
+    let cpu = rusage_s() - before;
+    let rep = emu.stop().unwrap();
+    let drops = rep.data.kernel_drops + rep.reverse.kernel_drops;
+    eprintln!(
+        "{cc}: {:.2} Gbit/s, {cpu:.2} CPU s, {:.3} s/GB, {} retransmits, {drops} kernel drops (load {})",
+        r.bits_per_second / 1e9,
+        cpu / (r.bytes as f64 / 1e9),
+        r.retransmits,
+        loadavg()
+    );
+    TargetRun {
+        cc,
+        bps: r.bits_per_second,
+        cpu_per_gb: cpu / (r.bytes as f64 / 1e9),
+        retransmits: r.retransmits,
+    }
+}
+
+/// The no-impairment section's table.
+fn print_target(rows: &[TargetRun], runs: usize, started: &str, load_before: &str) {
     println!(
         "## no impairment (bbrkit lab's default), split emulator, {runs} runs x 6 s, bbr and bbr3 alternating\n"
     );

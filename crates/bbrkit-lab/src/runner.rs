@@ -359,90 +359,18 @@ pub fn run(
     if kind == EmulatorKind::Auto {
         return Err(LabError::Invalid("resolve the emulator kind first".into()));
     }
-    let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
-    let mut done = 0;
+    let mut session = Session {
+        plan,
+        topo,
+        cancel,
+        on_event,
+        done: 0,
+        total: plan.conditions.len() * plan.algorithms.len() * plan.runs,
+    };
     let mut conditions = Vec::new();
     for (ci, cond) in plan.conditions.iter().enumerate() {
         let kind = condition_emulator(plan.emulator, kind, cond);
-        let link = cond.params(plan.mtu);
-        let label = cond.label();
-        let probe_result = {
-            let emu = Emulator::start_kind(topo, kind, link, plan.seed ^ 0x9e37)?;
-            let p = probe(
-                topo,
-                50,
-                Duration::from_millis(4),
-                Duration::from_millis(200) + link.delay * 2,
-            );
-            drop(emu);
-            Some(p?)
-        };
-        let mut results: Vec<CcResult> = plan
-            .algorithms
-            .iter()
-            .map(|cc| CcResult {
-                cc: cc.clone(),
-                bits_per_second: 0.0,
-                retransmits: 0.0,
-                runs: Vec::new(),
-            })
-            .collect();
-        for run_no in 1..=plan.runs {
-            for (ai, cc) in plan.algorithms.iter().enumerate() {
-                let seed = plan
-                    .seed
-                    .wrapping_add((ci as u64) << 32)
-                    .wrapping_add((run_no as u64) << 16)
-                    .wrapping_add(ai as u64);
-                let spec = TestSpec {
-                    cc: cc.clone(),
-                    cc_on: plan.cc_on,
-                    flows: plan.flows,
-                    duration: plan.duration,
-                    sample_every: Duration::from_millis(100),
-                    keep_off_cpu: None,
-                };
-                let mut attempts = 0;
-                let result = loop {
-                    attempts += 1;
-                    let r = one_run(topo, kind, link, &spec, seed, run_no, cancel)?;
-                    if r.spoiled && r.retry_may_help && attempts <= plan.retries {
-                        on_event(Event::Repeat {
-                            reason: r.spoiled_reason.as_deref().unwrap_or(""),
-                        });
-                        continue;
-                    }
-                    break RunResult { attempts, ..r };
-                };
-                done += 1;
-                on_event(Event::RunDone {
-                    done,
-                    total,
-                    condition: &label,
-                    cc,
-                    result: &result,
-                });
-                results[ai].runs.push(result);
-            }
-        }
-        for r in &mut results {
-            r.bits_per_second = median(r.runs.iter().map(|x| x.bits_per_second).collect());
-            r.retransmits = median(r.runs.iter().map(|x| x.retransmits as f64).collect());
-        }
-        let ratio = match (results.first(), results.last()) {
-            (Some(a), Some(b)) if results.len() > 1 && a.bits_per_second > 0.0 => {
-                Some(b.bits_per_second / a.bits_per_second)
-            }
-            _ => None,
-        };
-        conditions.push(ConditionResult {
-            label,
-            emulator: kind,
-            link,
-            probe: probe_result,
-            results,
-            ratio,
-        });
+        conditions.push(session.condition(ci, cond, kind)?);
     }
     Ok(LabReport {
         prefix: topo.prefix.clone(),
@@ -457,6 +385,134 @@ pub fn run(
         conditions,
         bpf_algorithms: Vec::new(),
     })
+}
+
+/// One [`run`] in progress: what it runs on, and how far it got.
+struct Session<'a> {
+    plan: &'a Plan,
+    topo: &'a Topology,
+    cancel: &'a AtomicBool,
+    on_event: &'a mut dyn FnMut(Event<'_>),
+    /// Runs finished (repeats not counted), of `total`.
+    done: usize,
+    total: usize,
+}
+
+impl Session<'_> {
+    /// Probes condition number `ci` on emulator `kind`, then runs every
+    /// algorithm `plan.runs` times, in turn.
+    fn condition(
+        &mut self,
+        ci: usize,
+        cond: &Condition,
+        kind: EmulatorKind,
+    ) -> Result<ConditionResult> {
+        let plan = self.plan;
+        let link = cond.params(plan.mtu);
+        let label = cond.label();
+        let probe_result = Some(self.probe(kind, link)?);
+        let mut results: Vec<CcResult> = plan
+            .algorithms
+            .iter()
+            .map(|cc| CcResult {
+                cc: cc.clone(),
+                bits_per_second: 0.0,
+                retransmits: 0.0,
+                runs: Vec::new(),
+            })
+            .collect();
+        for run_no in 1..=plan.runs {
+            for (ai, cc) in plan.algorithms.iter().enumerate() {
+                let seed = run_seed(plan.seed, ci, run_no, ai);
+                let result = self.repeated_run(kind, link, cc, seed, run_no)?;
+                self.done += 1;
+                (self.on_event)(Event::RunDone {
+                    done: self.done,
+                    total: self.total,
+                    condition: &label,
+                    cc,
+                    result: &result,
+                });
+                results[ai].runs.push(result);
+            }
+        }
+        let ratio = summarise(&mut results);
+        Ok(ConditionResult {
+            label,
+            emulator: kind,
+            link,
+            probe: probe_result,
+            results,
+            ratio,
+        })
+    }
+
+    /// A 50-probe ping through the path of `link` on a fresh emulator.
+    fn probe(&self, kind: EmulatorKind, link: LinkParams) -> Result<ProbeResult> {
+        let emu = Emulator::start_kind(self.topo, kind, link, self.plan.seed ^ 0x9e37)?;
+        let p = probe(
+            self.topo,
+            50,
+            Duration::from_millis(4),
+            Duration::from_millis(200) + link.delay * 2,
+        );
+        drop(emu);
+        p
+    }
+
+    /// Runs `cc` once, repeating the run (up to `plan.retries` times) while
+    /// it is spoiled in a way a repeat may cure.
+    fn repeated_run(
+        &mut self,
+        kind: EmulatorKind,
+        link: LinkParams,
+        cc: &str,
+        seed: u64,
+        run_no: usize,
+    ) -> Result<RunResult> {
+        let spec = TestSpec {
+            cc: cc.to_string(),
+            cc_on: self.plan.cc_on,
+            flows: self.plan.flows,
+            duration: self.plan.duration,
+            sample_every: Duration::from_millis(100),
+            keep_off_cpu: None,
+        };
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let r = one_run(self.topo, kind, link, &spec, seed, run_no, self.cancel)?;
+            if r.spoiled && r.retry_may_help && attempts <= self.plan.retries {
+                (self.on_event)(Event::Repeat {
+                    reason: r.spoiled_reason.as_deref().unwrap_or(""),
+                });
+                continue;
+            }
+            return Ok(RunResult { attempts, ..r });
+        }
+    }
+}
+
+/// The seed of run `run_no` of algorithm `ai` under condition `ci`.
+fn run_seed(base: u64, ci: usize, run_no: usize, ai: usize) -> u64 {
+    base.wrapping_add((ci as u64) << 32)
+        .wrapping_add((run_no as u64) << 16)
+        .wrapping_add(ai as u64)
+}
+
+/// Fills in each algorithm's medians over its runs; returns the ratio of
+/// the last algorithm's median goodput to the first's.
+fn summarise(results: &mut [CcResult]) -> Option<f64> {
+    for r in results.iter_mut() {
+        r.bits_per_second = median(r.runs.iter().map(|x| x.bits_per_second).collect());
+        r.retransmits = median(r.runs.iter().map(|x| x.retransmits as f64).collect());
+    }
+    match (results.first(), results.last()) {
+        (Some(a), Some(b)) if results.len() > 1 && a.bits_per_second > 0.0 => {
+            Some(b.bits_per_second / a.bits_per_second)
+        }
+        _ => None,
+    }
 }
 
 fn one_run(

@@ -194,7 +194,7 @@ fn measure(
     let samples: Arc<Mutex<Vec<Vec<TcpSample>>>> =
         Arc::new(Mutex::new(vec![Vec::new(); flows.len()]));
     let mut out = Vec::new();
-    std::thread::scope(|s| -> Result<()> {
+    std::thread::scope(|s| {
         let senders: Vec<_> = flows
             .iter()
             .map(|(_, srv)| {
@@ -213,22 +213,8 @@ fn measure(
         let sampler = {
             let samples = samples.clone();
             let socks: Vec<Arc<TcpStream>> = flows.iter().map(|f| f.1.clone()).collect();
-            s.spawn(move || {
-                sleep_until(start);
-                let mut next = start;
-                while Instant::now() < deadline && !cancel.load(Ordering::Relaxed) {
-                    let t = start.elapsed().as_secs_f64();
-                    let mut all = samples.lock().expect("samples lock");
-                    for (i, sock) in socks.iter().enumerate() {
-                        if let Ok(x) = tcpinfo::sample(&**sock, t) {
-                            all[i].push(x);
-                        }
-                    }
-                    drop(all);
-                    next += spec.sample_every;
-                    sleep_until(next.min(deadline));
-                }
-            })
+            let every = spec.sample_every;
+            s.spawn(move || sample(&socks, &samples, start, deadline, every, cancel))
         };
         let sent: Vec<_> = senders
             .into_iter()
@@ -241,32 +227,14 @@ fn measure(
         sampler.join().expect("sampler");
         let all = samples.lock().expect("samples lock");
         for (i, ((cli, srv), (end, cpu))) in flows.iter().zip(sent).enumerate() {
-            let bytes = got[i];
-            let mut end = end.unwrap_or_default();
-            end.t_s = spec.duration.as_secs_f64();
-            let mut series = all[i].clone();
-            series.push(end);
-            let rtts: Vec<u32> = series.iter().map(|x| x.rtt).filter(|&r| r > 0).collect();
-            out.push(FlowResult {
-                bytes,
-                bits_per_second: bytes as f64 * 8.0 / spec.duration.as_secs_f64(),
-                retransmits: end.retransmits,
-                sender_tcp_congestion: tcpinfo::congestion(&**srv).unwrap_or_default(),
-                receiver_tcp_congestion: tcpinfo::congestion(&**cli).unwrap_or_default(),
+            let flow = Ended {
+                bytes: got[i],
                 end,
-                max_snd_cwnd: series.iter().map(|x| x.snd_cwnd).max().unwrap_or(0),
-                mean_rtt: if rtts.is_empty() {
-                    0
-                } else {
-                    (rtts.iter().map(|&r| r as u64).sum::<u64>() / rtts.len() as u64) as u32
-                },
-                max_rtt: rtts.iter().copied().max().unwrap_or(0),
-                sender_cpu_s: cpu,
-                samples: series,
-            });
+                cpu,
+            };
+            out.push(flow_result(cli, srv, flow, &all[i], spec.duration));
         }
-        Ok(())
-    })?;
+    });
     if cancel.load(Ordering::Relaxed) {
         return Err(LabError::Interrupted);
     }
@@ -278,6 +246,75 @@ fn measure(
         duration_s: spec.duration.as_secs_f64(),
         flows: out,
     })
+}
+
+/// Samples every sender's `TCP_INFO` into `samples` from `start`, every
+/// `every`, until `deadline` (or `cancel`).
+fn sample(
+    socks: &[Arc<TcpStream>],
+    samples: &Mutex<Vec<Vec<TcpSample>>>,
+    start: Instant,
+    deadline: Instant,
+    every: Duration,
+    cancel: &AtomicBool,
+) {
+    sleep_until(start);
+    let mut next = start;
+    while Instant::now() < deadline && !cancel.load(Ordering::Relaxed) {
+        let t = start.elapsed().as_secs_f64();
+        let mut all = samples.lock().expect("samples lock");
+        for (i, sock) in socks.iter().enumerate() {
+            if let Ok(x) = tcpinfo::sample(&**sock, t) {
+                all[i].push(x);
+            }
+        }
+        drop(all);
+        next += every;
+        sleep_until(next.min(deadline));
+    }
+}
+
+/// What one flow's sending and receiving threads came back with.
+struct Ended {
+    /// Bytes the receiver read.
+    bytes: u64,
+    /// The sender's final `TCP_INFO`, if it could be read.
+    end: Option<TcpSample>,
+    /// The sending thread's CPU seconds.
+    cpu: f64,
+}
+
+/// One flow's result from its sockets, its threads' outcome and its
+/// periodic `samples`.
+fn flow_result(
+    cli: &TcpStream,
+    srv: &TcpStream,
+    flow: Ended,
+    samples: &[TcpSample],
+    duration: Duration,
+) -> FlowResult {
+    let mut end = flow.end.unwrap_or_default();
+    end.t_s = duration.as_secs_f64();
+    let mut series = samples.to_vec();
+    series.push(end);
+    let rtts: Vec<u32> = series.iter().map(|x| x.rtt).filter(|&r| r > 0).collect();
+    FlowResult {
+        bytes: flow.bytes,
+        bits_per_second: flow.bytes as f64 * 8.0 / duration.as_secs_f64(),
+        retransmits: end.retransmits,
+        sender_tcp_congestion: tcpinfo::congestion(srv).unwrap_or_default(),
+        receiver_tcp_congestion: tcpinfo::congestion(cli).unwrap_or_default(),
+        end,
+        max_snd_cwnd: series.iter().map(|x| x.snd_cwnd).max().unwrap_or(0),
+        mean_rtt: if rtts.is_empty() {
+            0
+        } else {
+            (rtts.iter().map(|&r| r as u64).sum::<u64>() / rtts.len() as u64) as u32
+        },
+        max_rtt: rtts.iter().copied().max().unwrap_or(0),
+        sender_cpu_s: flow.cpu,
+        samples: series,
+    }
 }
 
 fn sleep_until(t: Instant) {
@@ -319,18 +356,24 @@ fn send(
     while Instant::now() < deadline && !cancel.load(Ordering::Relaxed) {
         match w.write(&buf) {
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if is_transient(&e) => {}
             Err(_) => break,
         }
     }
     let end = tcpinfo::sample(sock, start.elapsed().as_secs_f64()).ok();
     (end, tcpinfo::thread_cpu_s() - cpu0)
+}
+
+/// A socket error after which the loop just goes on: the 20 ms socket
+/// timeout ran out (so the deadline and `cancel` are checked) or a signal
+/// interrupted the call.
+fn is_transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
 }
 
 /// Reads until `deadline`; returns the bytes read.
@@ -344,13 +387,7 @@ fn receive(sock: &TcpStream, start: Instant, deadline: Instant, cancel: &AtomicB
         match r.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => bytes += n as u64,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if is_transient(&e) => {}
             Err(_) => break,
         }
     }

@@ -7,6 +7,16 @@ use bbrkit_sim::validation;
 
 fn main() {
     let seed = 1;
+    bbr1_random_loss(seed);
+    mathis(seed);
+    aimd(seed);
+    ack_clock();
+    bbr1_pair(seed);
+    bbr1_probe_rtt(seed);
+    deep_buffer(seed);
+}
+
+fn bbr1_random_loss(seed: u64) {
     println!("### BBRv1 under random loss (100 Mbit/s, 10 ms, 1 BDP, 10 s)\n");
     println!("| loss p | goodput | (1-p)·C | goodput / (1-p)·C |");
     println!("|---|---|---|---|");
@@ -20,6 +30,9 @@ fn main() {
             r.goodput_bps / r.ceiling_bps
         );
     }
+}
+
+fn mathis(seed: u64) {
     println!("\n### Reno and CUBIC vs Mathis (100 Mbit/s, 20 ms, 1 BDP, 30 s)\n");
     println!("| cc | loss p | goodput | Mathis MSS/RTT·1.22/√p | ratio |");
     println!("|---|---|---|---|---|");
@@ -35,6 +48,9 @@ fn main() {
             );
         }
     }
+}
+
+fn aimd(seed: u64) {
     println!("\n### Why CUBIC is below Reno: effective AIMD (same runs, sampled every 1 ms)\n");
     println!(
         "| loss p | reno α / β | cubic α / β | RTTs between losses (reno / cubic) | predicted cubic/reno | simulated cubic/reno |"
@@ -56,6 +72,9 @@ fn main() {
             c.goodput_bps / r.goodput_bps
         );
     }
+}
+
+fn ack_clock() {
     println!(
         "\nController alone on an ideal ACK clock (20 ms, ACK every 2 packets), growth per RTT after a loss:\n"
     );
@@ -69,6 +88,9 @@ fn main() {
             validation::ack_clock_growth(Algorithm::Reno, w, 10)
         );
     }
+}
+
+fn bbr1_pair(seed: u64) {
     println!("\n### Two BBRv1 flows (100 Mbit/s, 1 BDP, 30 s)\n");
     println!("| RTT | second flow starts | goodputs | shares | Jain | link util | retransmits |");
     println!("|---|---|---|---|---|---|---|");
@@ -90,6 +112,9 @@ fn main() {
             rx.join(" / ")
         );
     }
+}
+
+fn bbr1_probe_rtt(seed: u64) {
     println!("\n### BBRv1 ProbeRTT (100 Mbit/s, 20 ms, 1 BDP, 45 s, sampled every 5 ms)\n");
     println!("| episode | starts at | gap to previous | lasts | min cwnd |");
     println!("|---|---|---|---|---|");
@@ -107,6 +132,9 @@ fn main() {
         );
         prev = Some(e.start_s);
     }
+}
+
+fn deep_buffer(seed: u64) {
     println!("\n### Deep buffer (100 Mbit/s, 20 ms, 10 BDP = 200 ms of queue, 30 s)\n");
     println!("| cc | goodput | queue delay p50 / p99 | RTT p50 / p99 | drops |");
     println!("|---|---|---|---|---|");

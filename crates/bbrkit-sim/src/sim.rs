@@ -70,6 +70,16 @@ struct Flow {
     last_sample_received: u64,
 }
 
+/// Takes the packet `line` delivers at `now`, if any, and schedules `ev`
+/// for the line's next delivery.
+fn arrival<T>(line: &mut DelayLine<T>, q: &mut EventQueue<Ev>, now: Instant, ev: Ev) -> Option<T> {
+    let (p, next) = line.pop(now)?;
+    if let Some(t) = next {
+        q.schedule(t, ev);
+    }
+    Some(p)
+}
+
 /// A simulation in progress.
 pub struct Simulation {
     cfg: SimConfig,
@@ -242,63 +252,12 @@ impl Simulation {
                 fl.sender.start(now, &mut self.out);
                 self.after_sender(now, f);
             }
-            Ev::FwdArrive(f) => {
-                let fl = &mut self.flows[f as usize];
-                let Some((p, next)) = fl.fwd.pop(now) else {
-                    return;
-                };
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::FwdArrive(f));
-                }
-                let (mss, size) = (fl.mss, fl.size);
-                let ack = fl.receiver.on_data(now, &p, |k| seg_len(mss, size, k));
-                if let Some(a) = ack {
-                    self.send_ack(now, a);
-                }
-                self.sync_delack(f);
-            }
-            Ev::AckArrive(f) => {
-                let fl = &mut self.flows[f as usize];
-                let Some((a, next)) = fl.rev.pop(now) else {
-                    return;
-                };
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::AckArrive(f));
-                }
-                let outcome = fl.sender.on_ack(now, &a, &mut self.out);
-                if let Some(r) = outcome.rtt {
-                    fl.rtt.record(r.as_nanos() as u64);
-                }
-                self.after_sender(now, f);
-            }
-            Ev::Rto(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.timers.rto.fire(now) {
-                    fl.sender.on_rto(now, &mut self.out);
-                }
-                self.after_sender(now, f);
-            }
-            Ev::Reo(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.timers.reo.fire(now) {
-                    fl.sender.on_reo_timer(now, &mut self.out);
-                }
-                self.after_sender(now, f);
-            }
-            Ev::Tlp(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.timers.tlp.fire(now) {
-                    fl.sender.on_tlp_timer(now, &mut self.out);
-                }
-                self.after_sender(now, f);
-            }
-            Ev::Pace(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.timers.pace.fire(now) {
-                    fl.sender.on_pace_timer(now, &mut self.out);
-                }
-                self.after_sender(now, f);
-            }
+            Ev::FwdArrive(f) => self.data_arrival(now, f),
+            Ev::AckArrive(f) => self.ack_arrival(now, f),
+            Ev::Rto(f) => self.sender_timer(now, f, |t| &mut t.rto, Sender::on_rto),
+            Ev::Reo(f) => self.sender_timer(now, f, |t| &mut t.reo, Sender::on_reo_timer),
+            Ev::Tlp(f) => self.sender_timer(now, f, |t| &mut t.tlp, Sender::on_tlp_timer),
+            Ev::Pace(f) => self.sender_timer(now, f, |t| &mut t.pace, Sender::on_pace_timer),
             Ev::Delack(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.timers.delack.fire(now)
@@ -317,6 +276,50 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// The next data packet of flow `f` reaches its receiver.
+    fn data_arrival(&mut self, now: Instant, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        let Some(p) = arrival(&mut fl.fwd, &mut self.q, now, Ev::FwdArrive(f)) else {
+            return;
+        };
+        let (mss, size) = (fl.mss, fl.size);
+        let ack = fl.receiver.on_data(now, &p, |k| seg_len(mss, size, k));
+        if let Some(a) = ack {
+            self.send_ack(now, a);
+        }
+        self.sync_delack(f);
+    }
+
+    /// The next ACK of flow `f` reaches its sender.
+    fn ack_arrival(&mut self, now: Instant, f: u32) {
+        let fl = &mut self.flows[f as usize];
+        let Some(a) = arrival(&mut fl.rev, &mut self.q, now, Ev::AckArrive(f)) else {
+            return;
+        };
+        let outcome = fl.sender.on_ack(now, &a, &mut self.out);
+        if let Some(r) = outcome.rtt {
+            fl.rtt.record(r.as_nanos() as u64);
+        }
+        self.after_sender(now, f);
+    }
+
+    /// One of flow `f`'s sender timers (picked by `timer`) is due: if it
+    /// still fires at `now`, the sender handles it (`on_fire`); then its
+    /// packets go out and its timers are mirrored.
+    fn sender_timer(
+        &mut self,
+        now: Instant,
+        f: u32,
+        timer: fn(&mut Timers) -> &mut Timer,
+        on_fire: fn(&mut Sender, Instant, &mut Vec<DataPacket>),
+    ) {
+        let fl = &mut self.flows[f as usize];
+        if timer(&mut fl.timers).fire(now) {
+            on_fire(&mut fl.sender, now, &mut self.out);
+        }
+        self.after_sender(now, f);
     }
 
     fn send_ack(&mut self, now: Instant, a: AckPacket) {
@@ -426,46 +429,7 @@ impl Simulation {
             .flows
             .iter()
             .enumerate()
-            .map(|(i, fl)| {
-                let s = &fl.sender;
-                let fct = fl
-                    .size
-                    .filter(|&sz| fl.receiver.bytes_delivered >= sz)
-                    .and(fl.receiver.last_delivery)
-                    .map(|t| (t - fl.start).as_secs_f64());
-                let active = fct.unwrap_or_else(|| (now - fl.start).as_secs_f64());
-                let bytes = fl.receiver.bytes_delivered;
-                let drops = fl.queue_drops + fl.random_drops;
-                FlowReport {
-                    flow: i as u32,
-                    cc: self.cfg.flows[i].algorithm.name(),
-                    start_s: (fl.start - Instant::ZERO).as_secs_f64(),
-                    size_bytes: fl.size,
-                    bytes_delivered: bytes,
-                    bits_per_second: if active > 0.0 {
-                        bytes as f64 * 8.0 / active
-                    } else {
-                        0.0
-                    },
-                    retransmits: s.stats.retransmits,
-                    packets_sent: s.stats.packets_sent,
-                    loss: if s.stats.packets_sent > 0 {
-                        drops as f64 / s.stats.packets_sent as f64
-                    } else {
-                        0.0
-                    },
-                    queue_drops: fl.queue_drops,
-                    random_drops: fl.random_drops,
-                    rtos: s.stats.rtos,
-                    recoveries: s.stats.recoveries,
-                    ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
-                    tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
-                    rtt_ms: Percentiles::from_ns(&fl.rtt),
-                    fct_s: fct,
-                    share: 0.0,
-                    ratio: None,
-                }
-            })
+            .map(|(i, fl)| self.flow_report(i, fl, now))
             .collect();
         let total: f64 = flows.iter().map(|f| f.bits_per_second).sum();
         for f in &mut flows {
@@ -476,8 +440,61 @@ impl Simulation {
             };
         }
         let goodputs: Vec<f64> = flows.iter().map(|f| f.bits_per_second).collect();
+        RunReport {
+            duration_s: run_s,
+            flows,
+            link: self.link_report(now, run_s),
+            jain_index: jain_index(&goodputs),
+            events: self.events,
+        }
+    }
+
+    /// Flow number `i` at `now` (its `share` is filled in by [`Self::report`]).
+    fn flow_report(&self, i: usize, fl: &Flow, now: Instant) -> FlowReport {
+        let s = &fl.sender;
+        let fct = fl
+            .size
+            .filter(|&sz| fl.receiver.bytes_delivered >= sz)
+            .and(fl.receiver.last_delivery)
+            .map(|t| (t - fl.start).as_secs_f64());
+        let active = fct.unwrap_or_else(|| (now - fl.start).as_secs_f64());
+        let bytes = fl.receiver.bytes_delivered;
+        let drops = fl.queue_drops + fl.random_drops;
+        FlowReport {
+            flow: i as u32,
+            cc: self.cfg.flows[i].algorithm.name(),
+            start_s: (fl.start - Instant::ZERO).as_secs_f64(),
+            size_bytes: fl.size,
+            bytes_delivered: bytes,
+            bits_per_second: if active > 0.0 {
+                bytes as f64 * 8.0 / active
+            } else {
+                0.0
+            },
+            retransmits: s.stats.retransmits,
+            packets_sent: s.stats.packets_sent,
+            loss: if s.stats.packets_sent > 0 {
+                drops as f64 / s.stats.packets_sent as f64
+            } else {
+                0.0
+            },
+            queue_drops: fl.queue_drops,
+            random_drops: fl.random_drops,
+            rtos: s.stats.rtos,
+            recoveries: s.stats.recoveries,
+            ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
+            tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
+            rtt_ms: Percentiles::from_ns(&fl.rtt),
+            fct_s: fct,
+            share: 0.0,
+            ratio: None,
+        }
+    }
+
+    /// The bottleneck over the `run_s` seconds up to `now`.
+    fn link_report(&self, now: Instant, run_s: f64) -> LinkReport {
         let ls = &self.link.stats;
-        let link = LinkReport {
+        LinkReport {
             bits_per_second: self.cfg.path.rate_bps,
             buffer_bytes: self.cfg.path.buffer_bytes(self.cfg.mss),
             utilization: if run_s > 0.0 {
@@ -490,13 +507,6 @@ impl Simulation {
             drops: ls.drops,
             max_queue_bytes: ls.max_backlog_bytes,
             random_drops: self.flows.iter().map(|f| f.random_drops).sum(),
-        };
-        RunReport {
-            duration_s: run_s,
-            flows,
-            link,
-            jain_index: jain_index(&goodputs),
-            events: self.events,
         }
     }
 

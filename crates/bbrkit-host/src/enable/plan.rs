@@ -12,6 +12,7 @@ use crate::root::missing_dirs;
 use crate::state::InterfaceImage;
 use crate::{HostError, KEY_CC, KEY_QDISC, Root, env, kernel, sysctl};
 
+use super::bpf::BpfPlan;
 use super::ifaces::describe_interfaces;
 use super::{
     BootWinner, EnableReport, KeyResult, Options, QdiscChoice, RuntimeStatus, TUNING,
@@ -104,14 +105,7 @@ pub(super) struct Setting {
 pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
     let facts = kernel::gather_without_sockets(root);
     preflight(root, opts, &facts)?;
-    let bpf = match crate::bpfcc::is_bpf_cc(&opts.cc) {
-        true => {
-            let exe = std::env::current_exe()
-                .map_err(|e| HostError::Bpf(format!("the running bbrkit's path: {e}")))?;
-            Some(super::bpf::plan(root, &opts.cc, &exe)?)
-        }
-        false => None,
-    };
+    let bpf = bpf_plan(root, &opts.cc)?;
     let (settings, notes) = settings(&facts, opts);
     let content = render(&settings);
     let file = root.bbrkit_file();
@@ -148,13 +142,7 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
         bpf,
     };
     if blocked {
-        for k in &mut report.keys {
-            if k.runtime == RuntimeStatus::WouldSet {
-                k.runtime = RuntimeStatus::Skipped;
-                k.detail =
-                    "not applied: another file overrides bbrkit at boot (use --force)".into();
-            }
-        }
+        skip_runtime_sets(&mut report.keys);
     }
     let verb = if opts.dry_run && !blocked {
         "would_recreate"
@@ -175,9 +163,40 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
         });
     }
     let steps = steps(&report, file, ifaces, stale, !opts.no_apply);
+    let created_dirs = created_dirs(root, report.bpf.as_ref());
+    Ok(Plan {
+        report,
+        created_dirs,
+        steps,
+    })
+}
+
+/// The BPF part of the plan when `cc` is one of bbrkit-bpf's algorithms.
+fn bpf_plan(root: &Root, cc: &str) -> Result<Option<BpfPlan>, HostError> {
+    if !crate::bpfcc::is_bpf_cc(cc) {
+        return Ok(None);
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| HostError::Bpf(format!("the running bbrkit's path: {e}")))?;
+    Ok(Some(super::bpf::plan(root, cc, &exe)?))
+}
+
+/// A blocked run sets nothing at runtime: the keys it would have set say why.
+fn skip_runtime_sets(keys: &mut [KeyResult]) {
+    for k in keys {
+        if k.runtime == RuntimeStatus::WouldSet {
+            k.runtime = RuntimeStatus::Skipped;
+            k.detail = "not applied: another file overrides bbrkit at boot (use --force)".into();
+        }
+    }
+}
+
+/// The directories a run that changes something creates: sysctl.d, the
+/// state directory, and those of the BPF part's unit files.
+fn created_dirs(root: &Root, bpf: Option<&BpfPlan>) -> Vec<PathBuf> {
     let mut created_dirs = missing_dirs(&root.path("etc/sysctl.d"));
     created_dirs.extend(missing_dirs(&root.state_dir()));
-    if let Some(b) = &report.bpf {
+    if let Some(b) = bpf {
         let unit_dirs = b.unit_write.iter().map(|(p, _)| p);
         for p in unit_dirs.chain(b.wants_link.iter().map(|(p, _)| p)) {
             for d in missing_dirs(p.parent().unwrap_or(root.base())) {
@@ -187,11 +206,7 @@ pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
             }
         }
     }
-    Ok(Plan {
-        report,
-        created_dirs,
-        steps,
-    })
+    created_dirs
 }
 
 /// The steps of a run that changes something: the file, the runtime

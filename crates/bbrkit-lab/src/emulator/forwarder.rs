@@ -67,6 +67,15 @@ pub struct ForwarderStats {
     pub active_s: f64,
 }
 
+/// A frame waiting in the slab: when it is due, which slot holds it, and
+/// its length.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    at: u64,
+    slot: u32,
+    len: u32,
+}
+
 /// Forwards `rx` → `tx` through `model` until `stop` is set.
 pub fn forward(
     rx: &PacketSocket,
@@ -75,107 +84,167 @@ pub fn forward(
     cfg: ForwardConfig,
     stop: &AtomicBool,
 ) -> std::io::Result<ForwarderStats> {
-    let slot_len = cfg.slot_len;
-    let mut slab = vec![0u8; cfg.capacity * slot_len];
-    let base = slab.as_mut_ptr();
-    let mut free: Vec<u32> = (0..cfg.capacity as u32).rev().collect();
-    let mut queue: VecDeque<(u64, u32, u32)> = VecDeque::with_capacity(cfg.capacity);
-    let mut scratch = vec![0u8; slot_len * BATCH];
-    let mut st = ForwarderStats {
-        late_us_threshold: cfg.late_ns as f64 / 1e3,
-        ..Default::default()
-    };
-    let (mut late_sum_ns, mut max_late_ns) = (0u128, 0u64);
-    let (mut first_out, mut last_out) = (0u64, 0u64);
-    let mut lens = [0usize; BATCH];
-    let mut stamps = [0u64; BATCH];
-    let mut picked = [0u32; BATCH];
-
+    let mut f = Forwarder::new(rx, tx, model, cfg);
     while !stop.load(Ordering::Relaxed) {
-        // 1. Receive a batch into free slots (or into scratch when full).
-        let k = free.len().min(BATCH);
-        let got = if k == 0 {
-            let mut bufs: [&mut [u8]; BATCH] = std::array::from_fn(|_| Default::default());
-            for (b, chunk) in bufs.iter_mut().zip(scratch.chunks_mut(slot_len)) {
-                *b = chunk;
-            }
-            let got = rx.recv_batch(&mut bufs, &mut lens, &mut stamps)?;
-            st.frames_in += got as u64;
-            st.overflow_drops += got as u64;
-            got
-        } else {
-            for p in picked.iter_mut().take(k) {
-                *p = free.pop().expect("k <= free.len()");
-            }
-            // SAFETY: the picked slot indexes are distinct (popped from the
-            // free list) and in bounds, so these slices never overlap.
-            let mut bufs: [&mut [u8]; BATCH] = std::array::from_fn(|_| Default::default());
-            for (b, &s) in bufs.iter_mut().zip(&picked[..k]) {
-                // SAFETY: see above: distinct, in-bounds slots of the pool.
-                *b = unsafe {
-                    std::slice::from_raw_parts_mut(base.add(s as usize * slot_len), slot_len)
-                };
-            }
-            let got = rx.recv_batch(&mut bufs[..k], &mut lens, &mut stamps)?;
-            for i in 0..got {
-                st.frames_in += 1;
-                let (slot, len) = (picked[i], lens[i]);
-                if len == 0 {
-                    st.oversize_frames += 1;
-                    free.push(slot);
-                    continue;
-                }
-                match model.on_arrival(stamps[i], len) {
-                    Verdict::Deliver(at) => queue.push_back((at, slot, len as u32)),
-                    Verdict::Drop(Drop::Loss) => {
-                        st.lost_frames += 1;
-                        free.push(slot);
-                    }
-                    Verdict::Drop(Drop::Buffer) => {
-                        st.buffer_drops += 1;
-                        free.push(slot);
-                    }
-                }
-            }
-            free.extend_from_slice(&picked[got..k]);
-            got
-        };
+        let got = f.receive_batch()?;
+        let sent_any = f.send_due()?;
+        if got == 0 && !sent_any {
+            f.idle_wait();
+        }
+    }
+    f.finish()
+}
 
-        // 2. Send every frame that is due.
+/// The loop's state. Everything is allocated in [`Forwarder::new`]; the
+/// loop itself never allocates.
+struct Forwarder<'a> {
+    rx: &'a PacketSocket,
+    tx: &'a PacketSocket,
+    model: &'a mut LinkModel,
+    cfg: ForwardConfig,
+    /// `capacity` slots of `slot_len` bytes.
+    slab: Vec<u8>,
+    /// Slots holding no frame. A slot is either here, in `queue`, or in
+    /// `picked` during one receive, never in two of them.
+    free: Vec<u32>,
+    /// Frames waiting for their deadline, in delivery order.
+    queue: VecDeque<Held>,
+    /// Where a batch goes when the slab is full (read to be dropped).
+    scratch: Vec<u8>,
+    /// Per received frame of a batch: its length (0: larger than a slot),
+    /// its kernel timestamp, and the slot it went to.
+    lens: [usize; BATCH],
+    stamps: [u64; BATCH],
+    picked: [u32; BATCH],
+    st: ForwarderStats,
+    late_sum_ns: u128,
+    max_late_ns: u64,
+    /// When the first and the last frame left (0: none yet).
+    first_out: u64,
+    last_out: u64,
+}
+
+impl<'a> Forwarder<'a> {
+    fn new(
+        rx: &'a PacketSocket,
+        tx: &'a PacketSocket,
+        model: &'a mut LinkModel,
+        cfg: ForwardConfig,
+    ) -> Self {
+        Forwarder {
+            rx,
+            tx,
+            model,
+            cfg,
+            slab: vec![0u8; cfg.capacity * cfg.slot_len],
+            free: (0..cfg.capacity as u32).rev().collect(),
+            queue: VecDeque::with_capacity(cfg.capacity),
+            scratch: vec![0u8; cfg.slot_len * BATCH],
+            lens: [0; BATCH],
+            stamps: [0; BATCH],
+            picked: [0; BATCH],
+            st: ForwarderStats {
+                late_us_threshold: cfg.late_ns as f64 / 1e3,
+                ..Default::default()
+            },
+            late_sum_ns: 0,
+            max_late_ns: 0,
+            first_out: 0,
+            last_out: 0,
+        }
+    }
+
+    /// Receives one batch into free slots (or, when the slab is full, into
+    /// scratch, to be dropped); returns how many frames arrived.
+    fn receive_batch(&mut self) -> std::io::Result<usize> {
+        match self.free.len().min(BATCH) {
+            0 => self.receive_overflow(),
+            k => self.receive_into_slots(k),
+        }
+    }
+
+    /// The slab is full: reads a batch anyway, so the socket keeps
+    /// draining, and counts it as `overflow_drops`.
+    fn receive_overflow(&mut self) -> std::io::Result<usize> {
+        let mut bufs: [&mut [u8]; BATCH] = std::array::from_fn(|_| Default::default());
+        for (b, chunk) in bufs
+            .iter_mut()
+            .zip(self.scratch.chunks_mut(self.cfg.slot_len))
+        {
+            *b = chunk;
+        }
+        let got = self
+            .rx
+            .recv_batch(&mut bufs, &mut self.lens, &mut self.stamps)?;
+        self.st.frames_in += got as u64;
+        self.st.overflow_drops += got as u64;
+        Ok(got)
+    }
+
+    /// Reads up to `k` frames into `k` slots taken from the free list,
+    /// passes each through the model, and returns the unused slots.
+    fn receive_into_slots(&mut self, k: usize) -> std::io::Result<usize> {
+        for p in self.picked.iter_mut().take(k) {
+            *p = self.free.pop().expect("k <= free.len()");
+        }
+        let slot_len = self.cfg.slot_len;
+        let base = self.slab.as_mut_ptr();
+        let mut bufs: [&mut [u8]; BATCH] = std::array::from_fn(|_| Default::default());
+        for (b, &s) in bufs.iter_mut().zip(&self.picked[..k]) {
+            // SAFETY: `s` was just popped from the free list, so the picked
+            // slots are distinct and none holds a queued frame; every slot
+            // index is below `capacity`, so `s * slot_len + slot_len` is
+            // within the slab. The slices are in bounds, never overlap, and
+            // nothing else reads or writes the slab while `bufs` lives.
+            *b = unsafe {
+                std::slice::from_raw_parts_mut(base.add(s as usize * slot_len), slot_len)
+            };
+        }
+        let got = self
+            .rx
+            .recv_batch(&mut bufs[..k], &mut self.lens, &mut self.stamps)?;
+        for i in 0..got {
+            self.admit(self.picked[i], self.stamps[i], self.lens[i]);
+        }
+        self.free.extend_from_slice(&self.picked[got..k]);
+        Ok(got)
+    }
+
+    /// Queues the frame in `slot` (arrived at `stamp`, `len` bytes, 0 when
+    /// it did not fit) or, if the model drops it, frees the slot.
+    fn admit(&mut self, slot: u32, stamp: u64, len: usize) {
+        self.st.frames_in += 1;
+        if len == 0 {
+            self.st.oversize_frames += 1;
+            self.free.push(slot);
+            return;
+        }
+        match self.model.on_arrival(stamp, len) {
+            Verdict::Deliver(at) => self.queue.push_back(Held {
+                at,
+                slot,
+                len: len as u32,
+            }),
+            Verdict::Drop(Drop::Loss) => {
+                self.st.lost_frames += 1;
+                self.free.push(slot);
+            }
+            Verdict::Drop(Drop::Buffer) => {
+                self.st.buffer_drops += 1;
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// Sends every frame that is due; returns whether any left.
+    fn send_due(&mut self) -> std::io::Result<bool> {
         let mut sent_any = false;
         loop {
             let now = monotonic_ns();
-            if queue.front().is_none_or(|e| e.0 > now) {
+            if self.queue.front().is_none_or(|h| h.at > now) {
                 break;
             }
-            let horizon = now + cfg.batch_ns;
-            let mut frames: [&[u8]; BATCH] = [&[]; BATCH];
-            let mut due = 0;
-            for &(at, slot, len) in queue.iter().take(BATCH) {
-                if at > horizon {
-                    break;
-                }
-                let off = slot as usize * slot_len;
-                frames[due] = &slab[off..off + len as usize];
-                due += 1;
-            }
-            let sent = tx.send_batch(&frames[..due])?;
-            for _ in 0..sent {
-                let (at, slot, len) = queue.pop_front().expect("sent <= due");
-                let late = now.saturating_sub(at);
-                late_sum_ns += late as u128;
-                max_late_ns = max_late_ns.max(late);
-                if late > cfg.late_ns {
-                    st.late_frames += 1;
-                }
-                st.frames_out += 1;
-                st.bytes_out += len as u64;
-                if first_out == 0 {
-                    first_out = now;
-                }
-                last_out = now;
-                free.push(slot);
-            }
+            let (due, sent) = self.send_batch(now)?;
             sent_any |= sent > 0;
             if sent < due {
                 if sent == 0 {
@@ -186,24 +255,71 @@ pub fn forward(
                 break; // retry on the next turn
             }
         }
+        Ok(sent_any)
+    }
 
-        // 3. Nothing to do: sleep until shortly before the next deadline.
-        if got == 0 && !sent_any {
-            let now = monotonic_ns();
-            match queue.front() {
-                None => rx.wait_readable(5_000_000),
-                Some(&(at, _, _)) if at > now + cfg.spin_ns => {
-                    rx.wait_readable(at - now - cfg.spin_ns)
-                }
-                Some(_) => std::hint::spin_loop(),
+    /// Sends, in one `sendmmsg`, the queue's head frames due by `now` plus
+    /// the batching window, and accounts for those that left; returns
+    /// `(due, sent)`.
+    fn send_batch(&mut self, now: u64) -> std::io::Result<(usize, usize)> {
+        let horizon = now + self.cfg.batch_ns;
+        let mut frames: [&[u8]; BATCH] = [&[]; BATCH];
+        let mut due = 0;
+        for h in self.queue.iter().take(BATCH) {
+            if h.at > horizon {
+                break;
             }
+            let off = h.slot as usize * self.cfg.slot_len;
+            frames[due] = &self.slab[off..off + h.len as usize];
+            due += 1;
+        }
+        let sent = self.tx.send_batch(&frames[..due])?;
+        for _ in 0..sent {
+            let h = self.queue.pop_front().expect("sent <= due");
+            self.delivered(now, h);
+        }
+        Ok((due, sent))
+    }
+
+    /// Accounts for `h`, which left at `now`, and frees its slot.
+    fn delivered(&mut self, now: u64, h: Held) {
+        let late = now.saturating_sub(h.at);
+        self.late_sum_ns += late as u128;
+        self.max_late_ns = self.max_late_ns.max(late);
+        if late > self.cfg.late_ns {
+            self.st.late_frames += 1;
+        }
+        self.st.frames_out += 1;
+        self.st.bytes_out += u64::from(h.len);
+        if self.first_out == 0 {
+            self.first_out = now;
+        }
+        self.last_out = now;
+        self.free.push(h.slot);
+    }
+
+    /// Nothing to do: sleeps until shortly before the next deadline (or
+    /// until a frame arrives), or spins when that deadline is close.
+    fn idle_wait(&self) {
+        let now = monotonic_ns();
+        match self.queue.front() {
+            None => self.rx.wait_readable(5_000_000),
+            Some(h) if h.at > now + self.cfg.spin_ns => {
+                self.rx.wait_readable(h.at - now - self.cfg.spin_ns)
+            }
+            Some(_) => std::hint::spin_loop(),
         }
     }
-    st.kernel_drops = rx.take_kernel_drops()?;
-    st.max_late_us = max_late_ns as f64 / 1e3;
-    if st.frames_out > 0 {
-        st.mean_late_us = late_sum_ns as f64 / st.frames_out as f64 / 1e3;
-        st.active_s = (last_out - first_out) as f64 / 1e9;
+
+    /// The final statistics, with the kernel's count of frames it dropped
+    /// before the socket.
+    fn finish(mut self) -> std::io::Result<ForwarderStats> {
+        self.st.kernel_drops = self.rx.take_kernel_drops()?;
+        self.st.max_late_us = self.max_late_ns as f64 / 1e3;
+        if self.st.frames_out > 0 {
+            self.st.mean_late_us = self.late_sum_ns as f64 / self.st.frames_out as f64 / 1e3;
+            self.st.active_s = (self.last_out - self.first_out) as f64 / 1e9;
+        }
+        Ok(self.st)
     }
-    Ok(st)
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, Plan};
+use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, LabReport, Plan};
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::{Topology, run_prefix};
 use bbrkit_lab::{bpf_cc, cleanup};
@@ -110,15 +110,7 @@ pub enum EmulatorArg {
 
 /// Builds the plan from the flags (no system access).
 pub fn plan(args: &Args) -> anyhow::Result<Plan> {
-    let algorithms: Vec<String> = parse_list(&args.cc, |s| {
-        if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && s.len() < 16 {
-            Ok(s.to_string())
-        } else {
-            Err(crate::units::UnitError(format!(
-                "invalid algorithm name '{s}'"
-            )))
-        }
-    })?;
+    let algorithms = algorithm_names(&args.cc)?;
     let buffer = match parse_size(&args.buffer)? {
         Size::Bytes(b) => BufferSpec::Bytes(b),
         Size::Packets(p) => BufferSpec::Packets(p),
@@ -128,44 +120,7 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
         Some(j) => parse_duration(j)?,
         None => Duration::ZERO,
     };
-    let conditions = if args.delay.is_none() && args.loss.is_none() && args.rate.is_none() {
-        runner::seed_conditions()
-            .into_iter()
-            .map(|c| Condition {
-                jitter,
-                buffer,
-                ..c
-            })
-            .collect()
-    } else {
-        let delays = match &args.delay {
-            Some(d) => parse_list(d, parse_duration)?,
-            None => vec![Duration::from_millis(10)],
-        };
-        let losses = match &args.loss {
-            Some(l) => parse_list(l, parse_fraction)?,
-            None => vec![0.0],
-        };
-        let rates: Vec<Option<u64>> = match &args.rate {
-            Some(r) => parse_list(r, parse_rate)?.into_iter().map(Some).collect(),
-            None => vec![None],
-        };
-        let mut v = Vec::new();
-        for &rate_bps in &rates {
-            for &delay in &delays {
-                for &loss in &losses {
-                    v.push(Condition {
-                        delay,
-                        jitter,
-                        loss,
-                        rate_bps,
-                        buffer,
-                    });
-                }
-            }
-        }
-        v
-    };
+    let conditions = conditions(args, jitter, buffer)?;
     if conditions.len() > 64 {
         bail!("{} conditions is too many (at most 64)", conditions.len());
     }
@@ -195,6 +150,61 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
         mtu: args.mtu,
         retries: args.retries,
     })
+}
+
+/// `--cc`: names the kernel could know (checked against it later).
+fn algorithm_names(list: &str) -> anyhow::Result<Vec<String>> {
+    Ok(parse_list(list, |s| {
+        if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && s.len() < 16 {
+            Ok(s.to_string())
+        } else {
+            Err(crate::units::UnitError(format!(
+                "invalid algorithm name '{s}'"
+            )))
+        }
+    })?)
+}
+
+/// The seed conditions when no condition flag is given, else every
+/// combination of `--rate`, `--delay` and `--loss` (in that nesting).
+fn conditions(args: &Args, jitter: Duration, buffer: BufferSpec) -> anyhow::Result<Vec<Condition>> {
+    if args.delay.is_none() && args.loss.is_none() && args.rate.is_none() {
+        return Ok(runner::seed_conditions()
+            .into_iter()
+            .map(|c| Condition {
+                jitter,
+                buffer,
+                ..c
+            })
+            .collect());
+    }
+    let delays = match &args.delay {
+        Some(d) => parse_list(d, parse_duration)?,
+        None => vec![Duration::from_millis(10)],
+    };
+    let losses = match &args.loss {
+        Some(l) => parse_list(l, parse_fraction)?,
+        None => vec![0.0],
+    };
+    let rates: Vec<Option<u64>> = match &args.rate {
+        Some(r) => parse_list(r, parse_rate)?.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut v = Vec::new();
+    for &rate_bps in &rates {
+        for &delay in &delays {
+            for &loss in &losses {
+                v.push(Condition {
+                    delay,
+                    jitter,
+                    loss,
+                    rate_bps,
+                    buffer,
+                });
+            }
+        }
+    }
+    Ok(v)
 }
 
 /// Runs `bbrkit lab`.
@@ -255,20 +265,26 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     }
     let mut report = result?;
     report.bpf_algorithms = bpf_algorithms;
+    write_report(&args, &report, global)?;
+    Ok(Outcome::Ok)
+}
 
+/// Writes `--out`, `--timeseries` and `--plot`, then prints the table (or
+/// the JSON).
+fn write_report(args: &Args, report: &LabReport, global: Global) -> anyhow::Result<()> {
     if let Some(path) = &args.out {
-        lab_out::write_json(path, &report)?;
+        lab_out::write_json(path, report)?;
     }
     if let Some(path) = &args.timeseries {
-        lab_out::write_timeseries(path, &report)?;
+        lab_out::write_timeseries(path, report)?;
     }
     if let Some(path) = &args.plot {
-        lab_out::write_plot(path, &report)?;
+        lab_out::write_plot(path, report)?;
     }
     if global.json {
-        crate::print_json(&report)?;
+        crate::print_json(report)?;
     } else {
-        crate::emit(&lab_out::table(&report))?;
+        crate::emit(&lab_out::table(report))?;
     }
-    Ok(Outcome::Ok)
+    Ok(())
 }

@@ -124,16 +124,7 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
     };
     let algorithms = match a.cc.as_deref() {
         None => base.algorithms.clone(),
-        Some(cc) => cc
-            .split(',')
-            .map(|s| {
-                if s.trim().is_empty() {
-                    bail!("--cc: empty item in list '{cc}'");
-                }
-                s.parse::<Algorithm>()
-                    .map_err(|e| anyhow::anyhow!("--cc: {e}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
+        Some(cc) => algorithms(cc)?,
     };
     let rate_bps = match a.rate.as_deref() {
         None => base.path.rate_bps,
@@ -143,26 +134,7 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         None => base.path.rtt,
         Some(r) => ctx("rtt", parse_duration(r))?,
     };
-    let losses = match a.loss.as_deref() {
-        None => base.losses.clone(),
-        Some(l) => ctx("loss", parse_list(l, parse_fraction))?,
-    };
-    if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
-        bail!(
-            "--loss: {}% would drop every packet (use less than 100%)",
-            l * 100.0
-        );
-    }
-    let ack_loss = ctx(
-        "ack-loss",
-        parse_fraction(a.ack_loss.as_deref().unwrap_or("0")),
-    )?;
-    if ack_loss >= 1.0 {
-        bail!("--ack-loss: 100% would drop every ACK");
-    }
-    if !(a.loss_burst.is_finite() && a.loss_burst >= 1.0) {
-        bail!("--loss-burst: must be a number of packets >= 1");
-    }
+    let (losses, ack_loss) = losses(a, &base)?;
     let buffer = match a.buffer.as_deref() {
         None => base.path.buffer,
         Some(b) => buffer_size("buffer", b)?,
@@ -178,11 +150,7 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
     let (starts, sizes, extra) = per_flow_lists(a, algorithms.len(), duration)?;
     let rwnd = match &a.rwnd {
         None => None,
-        Some(s) => match ctx("rwnd", parse_size(s))? {
-            Size::Bytes(b) if b > 0 => Some(b),
-            Size::Packets(p) if p > 0 => Some(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
-            _ => bail!("--rwnd: give a positive byte or packet count"),
-        },
+        Some(s) => Some(rwnd(s)?),
     };
     let ecn_threshold = match &a.ecn_threshold {
         None => None,
@@ -206,6 +174,54 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         tlp: !a.no_tlp,
         seed: a.seed,
     })
+}
+
+/// `--cc`: algorithm names, comma-separated.
+fn algorithms(cc: &str) -> anyhow::Result<Vec<Algorithm>> {
+    cc.split(',')
+        .map(|s| {
+            if s.trim().is_empty() {
+                bail!("--cc: empty item in list '{cc}'");
+            }
+            s.parse::<Algorithm>()
+                .map_err(|e| anyhow::anyhow!("--cc: {e}"))
+        })
+        .collect()
+}
+
+/// `--loss` (or the preset's), `--ack-loss`, and a check of `--loss-burst`:
+/// each probability below 100%.
+fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
+    let losses = match a.loss.as_deref() {
+        None => base.losses.clone(),
+        Some(l) => ctx("loss", parse_list(l, parse_fraction))?,
+    };
+    if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
+        bail!(
+            "--loss: {}% would drop every packet (use less than 100%)",
+            l * 100.0
+        );
+    }
+    let ack_loss = ctx(
+        "ack-loss",
+        parse_fraction(a.ack_loss.as_deref().unwrap_or("0")),
+    )?;
+    if ack_loss >= 1.0 {
+        bail!("--ack-loss: 100% would drop every ACK");
+    }
+    if !(a.loss_burst.is_finite() && a.loss_burst >= 1.0) {
+        bail!("--loss-burst: must be a number of packets >= 1");
+    }
+    Ok((losses, ack_loss))
+}
+
+/// `--rwnd` in bytes.
+fn rwnd(s: &str) -> anyhow::Result<u64> {
+    match ctx("rwnd", parse_size(s))? {
+        Size::Bytes(b) if b > 0 => Ok(b),
+        Size::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
+        _ => bail!("--rwnd: give a positive byte or packet count"),
+    }
 }
 
 /// Per-flow start times, sizes and extra RTTs.
@@ -303,6 +319,23 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let mut reports = reports;
     plan.set_ratios(&mut reports);
 
+    let doc = document(&plan, &configs, reports);
+    if global.json {
+        print_json(&doc)?;
+    } else if plan.compete {
+        crate::emit(&table::compete(&doc))?;
+    } else {
+        crate::emit(&table::alone(&doc))?;
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The output document: the path, and each configuration's loss and report.
+fn document(
+    plan: &Plan,
+    configs: &[(f64, bbrkit_sim::SimConfig)],
+    reports: Vec<RunReport>,
+) -> Document {
     let runs: Vec<Run> = configs
         .iter()
         .zip(reports)
@@ -311,7 +344,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
             report,
         })
         .collect();
-    let doc = Document {
+    Document {
         mode: if plan.compete { "compete" } else { "alone" },
         path: PathInfo {
             bits_per_second: plan.path.rate_bps,
@@ -328,15 +361,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
                 .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
         },
         runs,
-    };
-    if global.json {
-        print_json(&doc)?;
-    } else if plan.compete {
-        crate::emit(&table::compete(&doc))?;
-    } else {
-        crate::emit(&table::alone(&doc))?;
     }
-    Ok(Outcome::Ok)
 }
 
 /// `--interval` (or its default) and the decimals `time_s` needs.

@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use bbrkit_lab::runner::LabReport;
+use bbrkit_lab::emulator::EmulatorKind;
+use bbrkit_lab::runner::{ConditionResult, LabReport};
 
 pub use crate::units::rate;
 
@@ -17,12 +18,17 @@ fn short(bps: f64, unit_of: f64) -> String {
     }
 }
 
-/// The emulator's name as in `--emulator` and the JSON.
-fn kind_name(k: bbrkit_lab::emulator::EmulatorKind) -> String {
-    serde_json::to_value(k)
+/// The name serde gives `v` (as in the flags and the JSON).
+fn json_name(v: impl serde::Serialize) -> String {
+    serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// The emulator's name as in `--emulator` and the JSON.
+fn kind_name(k: EmulatorKind) -> String {
+    json_name(k)
 }
 
 /// Renders the report.
@@ -33,18 +39,25 @@ pub fn table(r: &LabReport) -> String {
         Some(c0) if r.conditions.iter().all(|c| c.emulator == c0.emulator) => c0.emulator,
         _ => r.emulator,
     };
+    heading(&mut out, r, header_kind);
+    let mut rows = vec![header_row(r)];
+    rows.extend(r.conditions.iter().map(|c| condition_row(c, header_kind)));
+    aligned(&mut out, &rows);
+    footer(&mut out, r);
+    out
+}
+
+/// The first lines: what ran, and the BPF algorithms the lab held.
+fn heading(out: &mut String, r: &LabReport, kind: EmulatorKind) {
     let _ = writeln!(
         out,
         "bbrkit lab: kernel {}, {} emulator, {} run(s) x {} s, {} flow(s), algorithm on the {}, seed {}",
         r.kernel,
-        kind_name(header_kind),
+        kind_name(kind),
         r.runs,
         r.duration_s,
         r.flows,
-        serde_json::to_value(r.cc_on)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        json_name(r.cc_on),
         r.seed
     );
     for b in &r.bpf_algorithms {
@@ -55,7 +68,10 @@ pub fn table(r: &LabReport) -> String {
         };
         let _ = writeln!(out, "{}: BPF struct_ops (bbrkit-bpf), {how}", b.name);
     }
-    let mut rows: Vec<Vec<String>> = Vec::new();
+}
+
+/// The column titles, from the first condition's algorithms.
+fn header_row(r: &LabReport) -> Vec<String> {
     let mut header = vec!["condition".to_string()];
     if let Some(c) = r.conditions.first() {
         for res in &c.results {
@@ -66,43 +82,50 @@ pub fn table(r: &LabReport) -> String {
         }
         header.push("ping RTT".into());
     }
-    rows.push(header);
-    for c in &r.conditions {
-        // A condition that ran on another emulator than the header's (under
-        // `auto`, rated conditions run on the userspace one) says so.
-        let mut row = vec![if c.emulator == header_kind {
-            c.label.clone()
-        } else {
-            format!("{} [{}]", c.label, kind_name(c.emulator))
-        }];
-        for res in &c.results {
-            let runs: Vec<String> = res
-                .runs
-                .iter()
-                .map(|x| {
-                    let flag = if x.spoiled { "*" } else { "" };
-                    format!("{}{flag}", short(x.bits_per_second, res.bits_per_second))
-                })
-                .collect();
-            row.push(format!(
-                "{} ({})",
-                rate(res.bits_per_second),
-                runs.join(" / ")
-            ));
-        }
-        if c.results.len() > 1 {
-            row.push(match c.ratio {
-                Some(x) if x >= 10.0 => format!("{x:.0}x"),
-                Some(x) => format!("{x:.2}x"),
-                None => "-".into(),
-            });
-        }
-        row.push(match &c.probe {
-            Some(p) if p.received > 0 => format!("{:.2} ms", p.rtt_median_ms),
-            _ => "-".into(),
-        });
-        rows.push(row);
+    header
+}
+
+/// One condition's row: label, per algorithm the median and every run,
+/// the ratio, the ping RTT.
+fn condition_row(c: &ConditionResult, header_kind: EmulatorKind) -> Vec<String> {
+    // A condition that ran on another emulator than the header's (under
+    // `auto`, rated conditions run on the userspace one) says so.
+    let mut row = vec![if c.emulator == header_kind {
+        c.label.clone()
+    } else {
+        format!("{} [{}]", c.label, kind_name(c.emulator))
+    }];
+    for res in &c.results {
+        let runs: Vec<String> = res
+            .runs
+            .iter()
+            .map(|x| {
+                let flag = if x.spoiled { "*" } else { "" };
+                format!("{}{flag}", short(x.bits_per_second, res.bits_per_second))
+            })
+            .collect();
+        row.push(format!(
+            "{} ({})",
+            rate(res.bits_per_second),
+            runs.join(" / ")
+        ));
     }
+    if c.results.len() > 1 {
+        row.push(match c.ratio {
+            Some(x) if x >= 10.0 => format!("{x:.0}x"),
+            Some(x) => format!("{x:.2}x"),
+            None => "-".into(),
+        });
+    }
+    row.push(match &c.probe {
+        Some(p) if p.received > 0 => format!("{:.2} ms", p.rtt_median_ms),
+        _ => "-".into(),
+    });
+    row
+}
+
+/// Writes `rows` with every column as wide as its widest cell.
+fn aligned(out: &mut String, rows: &[Vec<String>]) {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|i| {
             rows.iter()
@@ -111,7 +134,7 @@ pub fn table(r: &LabReport) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    for row in &rows {
+    for row in rows {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
@@ -119,6 +142,11 @@ pub fn table(r: &LabReport) -> String {
             .collect();
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
+}
+
+/// Below the table: median retransmits, what really sent (with the
+/// algorithm on the receiver), and how many runs were spoiled.
+fn footer(out: &mut String, r: &LabReport) {
     let _ = writeln!(out);
     let _ = writeln!(out, "retransmits (median):");
     for c in &r.conditions {
@@ -129,13 +157,15 @@ pub fn table(r: &LabReport) -> String {
             .collect();
         let _ = writeln!(out, "  {}: {}", c.label, parts.join(", "));
     }
-    if r.cc_on == bbrkit_lab::tester::CcOn::Receiver {
-        // The column names the receiver's algorithm; say what really sent.
-        let mut senders: Vec<&str> = r
-            .conditions
+    let runs = || {
+        r.conditions
             .iter()
             .flat_map(|c| &c.results)
             .flat_map(|res| &res.runs)
+    };
+    if r.cc_on == bbrkit_lab::tester::CcOn::Receiver {
+        // The column names the receiver's algorithm; say what really sent.
+        let mut senders: Vec<&str> = runs()
             .flat_map(|x| &x.flows)
             .map(|f| f.sender_tcp_congestion.as_str())
             .collect();
@@ -147,18 +177,11 @@ pub fn table(r: &LabReport) -> String {
             senders.join(", ")
         );
     }
-    let spoiled: usize = r
-        .conditions
-        .iter()
-        .flat_map(|c| &c.results)
-        .flat_map(|res| &res.runs)
-        .filter(|x| x.spoiled)
-        .count();
+    let spoiled = runs().filter(|x| x.spoiled).count();
     if spoiled > 0 {
         let _ = writeln!(
             out,
             "* {spoiled} run(s) spoiled: the emulator delivered > 10% of frames late or dropped frames itself (at its ceiling, or a CPU stall that a repeat did not cure; see --json)"
         );
     }
-    out
 }
