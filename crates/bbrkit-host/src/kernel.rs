@@ -428,9 +428,8 @@ mod tests {
 
     #[test]
     fn bbr_version_from_a_fresh_socket_when_bbr_is_selectable() {
-        let list = |k: &str| sysctl::read_list(k);
-        let available = list("net.ipv4.tcp_available_congestion_control");
-        let allowed = list("net.ipv4.tcp_allowed_congestion_control");
+        let available = bbrkit_diag::algorithms::available().unwrap();
+        let allowed = bbrkit_diag::algorithms::allowed().unwrap();
         let root = nix::unistd::geteuid().is_root();
         let selectable =
             available.iter().any(|c| c == "bbr") && (root || allowed.iter().any(|c| c == "bbr"));

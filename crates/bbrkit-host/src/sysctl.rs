@@ -27,15 +27,6 @@ pub fn read(key: &str) -> io::Result<Option<String>> {
     }
 }
 
-/// A whitespace-separated list key (e.g. the available algorithms).
-pub fn read_list(key: &str) -> Vec<String> {
-    read(key)
-        .ok()
-        .flatten()
-        .map(|s| s.split_whitespace().map(String::from).collect())
-        .unwrap_or_default()
-}
-
 /// True when this process may write the key (key exists, not read-only).
 pub fn writable(key: &str) -> bool {
     nix::unistd::access(&proc_path(key), nix::unistd::AccessFlags::W_OK).is_ok()
@@ -128,9 +119,6 @@ mod tests {
     fn reads_live_keys_and_reports_missing_ones() {
         assert!(read("net.ipv4.tcp_congestion_control").unwrap().is_some());
         assert_eq!(read("net.ipv4.no_such_key_bbrkit").unwrap(), None);
-        assert!(
-            read_list("net.ipv4.tcp_available_congestion_control").contains(&"reno".to_string())
-        );
     }
 
     #[test]
@@ -142,8 +130,9 @@ mod tests {
             assert_eq!(write(key, "no_such_cc"), Err(WriteError::ValueUnknown));
             assert_eq!(write(key, "reno"), Ok(()));
             assert_eq!(read(key).unwrap().as_deref(), Some("reno"));
-            let allowed = read_list("net.ipv4.tcp_allowed_congestion_control");
-            if let Some(na) = read_list("net.ipv4.tcp_available_congestion_control")
+            let allowed = bbrkit_diag::algorithms::allowed().unwrap();
+            if let Some(na) = bbrkit_diag::algorithms::available()
+                .unwrap()
                 .into_iter()
                 .find(|c| !allowed.contains(c))
             {
