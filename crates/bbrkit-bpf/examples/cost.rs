@@ -119,11 +119,8 @@ fn main() {
     }
     let secs: f64 = args.next().map_or(5.0, |s| s.parse().expect("SECONDS"));
     let repeats: usize = args.next().map_or(3, |s| s.parse().expect("REPEATS"));
-    let _reg = (!bbrkit_diag::algorithms::available()
-        .unwrap()
-        .iter()
-        .any(|a| a == "bbr3"))
-    .then(|| bbr3::register(Some(&["bbr3"])).expect("register bbr3"));
+    let _reg = (!bbrkit_diag::algorithms::is_available("bbr3").unwrap())
+        .then(|| bbr3::register(Some(&["bbr3"])).expect("register bbr3"));
     // SAFETY: returns an fd that keeps run-time stats on while open.
     let stats_fd = unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) };
     assert!(

@@ -148,8 +148,7 @@ fn pinned_map_id(path: &std::path::Path) -> Option<u32> {
 
 /// The registration of `name`.
 pub fn ca_status(name: &str) -> CaStatus {
-    let registered =
-        bbrkit_diag::algorithms::available().is_ok_and(|a| a.iter().any(|n| n == name));
+    let registered = bbrkit_diag::algorithms::is_available(name).unwrap_or(false);
     let maps: Vec<OpsMap> = ops_maps().into_iter().filter(|m| m.name == name).collect();
     let live = |m: &OpsMap| !m.links.is_empty() || m.state == Some(OpsState::InUse);
     let holder = registered.then(|| holder(name, &maps));

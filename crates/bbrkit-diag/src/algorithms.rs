@@ -20,6 +20,11 @@ pub fn available() -> Result<Vec<String>, DiagError> {
     read_list(Path::new(AVAILABLE))
 }
 
+/// Whether `name` is registered (in [`available`]).
+pub fn is_available(name: &str) -> Result<bool, DiagError> {
+    Ok(available()?.iter().any(|a| a == name))
+}
+
 /// The algorithms an unprivileged socket (and a non-initial network
 /// namespace's default) may choose.
 pub fn allowed() -> Result<Vec<String>, DiagError> {

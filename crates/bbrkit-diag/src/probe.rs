@@ -19,11 +19,7 @@ use crate::BbrInfo;
 /// the kernel returns no BBR info. Only the layout (`len`, `version()`) is
 /// meaningful: the model of an unconnected socket is all zeros.
 pub fn probe_bbr_info() -> Option<BbrInfo> {
-    if !crate::algorithms::available()
-        .ok()?
-        .iter()
-        .any(|cc| cc == "bbr")
-    {
+    if !crate::algorithms::is_available("bbr").ok()? {
         return None;
     }
     let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;

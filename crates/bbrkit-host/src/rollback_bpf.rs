@@ -102,11 +102,7 @@ const UNREGISTER_WAIT_MS: u64 = 2000;
 
 fn wait_gone(name: &str) -> bool {
     for _ in 0..UNREGISTER_WAIT_MS / 20 {
-        if !bbrkit_diag::algorithms::available()
-            .unwrap_or_default()
-            .iter()
-            .any(|a| a == name)
-        {
+        if !bbrkit_diag::algorithms::is_available(name).unwrap_or(false) {
             return true;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));

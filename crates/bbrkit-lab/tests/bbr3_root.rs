@@ -28,10 +28,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 const NAMES: &[&str] = &["bbr3", "bbr2"];
 
 fn available(name: &str) -> bool {
-    bbrkit_diag::algorithms::available()
-        .unwrap()
-        .iter()
-        .any(|n| n == name)
+    bbrkit_diag::algorithms::is_available(name).unwrap()
 }
 
 /// No bbr3 program, map, link or pin beyond `before`, and bbr3 not registered (waits up to

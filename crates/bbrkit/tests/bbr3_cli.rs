@@ -25,10 +25,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 const NAMES: &[&str] = &["bbr3", "bbr2"];
 
 fn available(name: &str) -> bool {
-    bbrkit_diag::algorithms::available()
-        .unwrap()
-        .iter()
-        .any(|n| n == name)
+    bbrkit_diag::algorithms::is_available(name).unwrap()
 }
 
 fn snapshot() -> Option<Leftovers> {
