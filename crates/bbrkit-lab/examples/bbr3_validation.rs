@@ -267,6 +267,13 @@ fn lab_median(r: &[RunResult]) -> f64 {
     median(r.iter().map(|x| x.bits_per_second).collect())
 }
 
+/// The lowest and highest goodput over the simulator's seeds.
+fn sim_range(s: &[(f64, u64)]) -> (f64, f64) {
+    let lo = s.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+    let hi = s.iter().map(|x| x.0).fold(0.0, f64::max);
+    (lo, hi)
+}
+
 fn sim_median(s: &[(f64, u64)]) -> f64 {
     median(s.iter().map(|x| x.0).collect())
 }
@@ -389,8 +396,7 @@ fn print_grid(a: &Args, cells: &[Cell], started: &str, load_before: &str) {
     let mut ratios = Vec::new();
     for c in cells {
         let (l3, s3) = (lab_median(&c.lab3), sim_median(&c.sim3));
-        let lo = c.sim3.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-        let hi = c.sim3.iter().map(|x| x.0).fold(0.0, f64::max);
+        let (lo, hi) = sim_range(&c.sim3);
         let ratio = l3 / s3;
         ratios.push((ratio, c));
         println!(
@@ -613,22 +619,16 @@ fn print_sim(a: &Args) {
         a.seeds
     );
     println!("|---|---|---|---|");
-    for c in grid() {
-        let s3: Vec<(f64, u64)> = (1..=a.seeds)
-            .map(|s| simulate(Algorithm::Bbr3, &c, a.duration, s))
-            .collect();
-        let (lo, hi) = s3
-            .iter()
-            .fold((f64::MAX, 0f64), |(lo, hi), x| (lo.min(x.0), hi.max(x.0)));
-        let rtx = median(s3.iter().map(|x| x.1 as f64).collect());
-        let s1 = simulate(Algorithm::Bbr1, &c, a.duration, 1);
+    for c in grid().iter().map(|c| simulate_cell(a, c)) {
+        let (lo, hi) = sim_range(&c.sim3);
+        let rtx = median(c.sim3.iter().map(|x| x.1 as f64).collect());
         println!(
             "| {} | {} ({}–{}) | {rtx:.0} | {} |",
-            c.label(),
-            mbit(sim_median(&s3)),
+            c.label,
+            mbit(sim_median(&c.sim3)),
             mbit(lo),
             mbit(hi),
-            mbit(s1.0)
+            mbit(c.sim1.0)
         );
     }
 }
