@@ -53,12 +53,9 @@ impl ObjectSource<'_> {
                     path: p.to_path_buf(),
                     source,
                 })?;
-                let file = p.file_name().map(|f| f.to_string_lossy().into_owned());
-                let stem = file.as_deref().unwrap_or("bpf").split('.').next();
-                (
-                    stem.unwrap_or("bpf").to_string(),
-                    std::borrow::Cow::Owned(bytes),
-                )
+                let file = p.file_name().unwrap_or_default().to_string_lossy();
+                let stem = file.split_once('.').map_or(&*file, |(stem, _)| stem);
+                (stem.to_string(), std::borrow::Cow::Owned(bytes))
             }
             ObjectSource::Memory { name, bytes } => {
                 ((*name).to_string(), std::borrow::Cow::Borrowed(*bytes))

@@ -6,11 +6,7 @@ use std::path::Path;
 
 use bbrkit_bpf::BpfError;
 use bbrkit_bpf::load::{Loaded, ObjectSource};
-
-/// `Display` of `e` and of each source, joined as the binary prints them.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    bbrkit_diag::error_chain(e)
-}
+use bbrkit_diag::error_chain as chain;
 
 #[test]
 fn a_missing_object_file_names_the_path_and_the_os_error_once() {
