@@ -1,11 +1,31 @@
 //! bbrkit's shared vocabulary: one type for each word more than one crate
 //! uses — a rate, a size, a buffer size, the conditions of a path (rate,
-//! RTT, loss, jitter, buffer), an algorithm's name, a BBR state — with the
-//! one parser of their human spelling (`100mbit`, `10ms`, `2%`, `1bdp`) and
-//! the one formatter of their human and JSON forms.
+//! RTT, loss, jitter, buffer), a request/response workload and its size
+//! classes, an algorithm's name, a BBR state — with the one parser of their
+//! human spelling (`100mbit`, `10ms`, `2%`, `1bdp`, `4mb`) and the one
+//! formatter of their human forms.
 //!
 //! Sim, lab, advise, trial, diag and the CLI all speak these types; none of
 //! them defines its own. Must never do I/O, read a clock or depend on
 //! another bbrkit crate: everything else depends on it.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`units`] | parsing rates, durations, loss probabilities, lists |
+//! | [`size`] | [`BufferSize`] and byte counts |
+//! | [`format`] | human rates, percentages, bytes, numbers |
+//! | [`path`] | [`PathConditions`] |
+//! | [`workload`] | [`WorkloadSpec`], [`SizeClass`], per-class FCT summary |
 
 #![forbid(unsafe_code)]
+
+pub mod format;
+pub mod path;
+pub mod size;
+pub mod units;
+pub mod workload;
+
+pub use path::PathConditions;
+pub use size::{BufferSize, parse_bytes, parse_size};
+pub use units::{UnitError, parse_duration, parse_list, parse_loss, parse_rate};
+pub use workload::{ClassFct, FctQuantiles, SizeClass, WorkloadSpec, fct_by_class};
