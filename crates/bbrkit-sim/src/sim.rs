@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Timer};
 use crate::histogram::Histogram;
 use crate::link::Link;
 use crate::loss::{Dropper, LossModel};
-use crate::report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
+use crate::report::{FlowReport, LinkReport, RunReport, TraceRow, jain_index, percentiles_ms};
 
 /// The transport sender as the simulator runs it: any of the five
 /// controllers, picked by name.
@@ -484,7 +484,7 @@ impl Simulation {
             recoveries: s.stats.recoveries,
             ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
             tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
-            rtt_ms: Percentiles::from_ns(&fl.rtt),
+            rtt_ms: percentiles_ms(&fl.rtt),
             fct_s: fct,
             share: 0.0,
             ratio: None,
@@ -502,7 +502,7 @@ impl Simulation {
             } else {
                 0.0
             },
-            queue_delay_ms: Percentiles::from_ns(&ls.sojourn),
+            queue_delay_ms: percentiles_ms(&ls.sojourn),
             queue_delay_mean_ms: ls.sojourn.mean().map(|m| m / 1e6),
             drops: ls.drops,
             max_queue_bytes: ls.max_backlog_bytes,

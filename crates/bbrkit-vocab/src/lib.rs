@@ -11,21 +11,27 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`cc`] | [`CcName`], a kernel algorithm name |
 //! | [`units`] | parsing rates, durations, loss probabilities, lists |
 //! | [`size`] | [`BufferSize`] and byte counts |
 //! | [`format`] | human rates, percentages, bytes, numbers |
 //! | [`path`] | [`PathConditions`] |
+//! | [`stats`] | [`Percentiles`] (p50/p95/p99), [`FctQuantiles`] (p50/p90/p99), Jain's index |
 //! | [`workload`] | [`WorkloadSpec`], [`SizeClass`], per-class FCT summary |
 
 #![forbid(unsafe_code)]
 
+pub mod cc;
 pub mod format;
 pub mod path;
 pub mod size;
+pub mod stats;
 pub mod units;
 pub mod workload;
 
+pub use cc::CcName;
 pub use path::PathConditions;
 pub use size::{BufferSize, parse_bytes, parse_size};
+pub use stats::{FctQuantiles, Percentiles, jain_index};
 pub use units::{UnitError, parse_duration, parse_list, parse_loss, parse_rate};
-pub use workload::{ClassFct, FctQuantiles, SizeClass, WorkloadSpec, fct_by_class};
+pub use workload::{ClassFct, SizeClass, WorkloadSpec, fct_by_class};

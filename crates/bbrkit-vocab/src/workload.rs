@@ -5,16 +5,14 @@
 //! and the per-class flow-completion-time summary ([`ClassFct`]) whose JSON
 //! shape `bbrkit lab --workload` and `bbrkit sim --workload` both print.
 //!
-//! Quantiles are statrs' (`OrderStatistics::quantile`, the R-8
-//! median-unbiased estimator): exact over the samples, no histogram.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use statrs::statistics::{Data, OrderStatistics};
 
 use crate::format::size;
 use crate::size::parse_bytes;
+use crate::stats::FctQuantiles;
 use crate::units::UnitError;
 
 /// Transfer-size classes: short transfers are dominated by the handshake
@@ -125,22 +123,13 @@ impl std::str::FromStr for WorkloadSpec {
             return Ok(WorkloadSpec::Web);
         }
         match parse_bytes(s) {
-            Ok(0) => Err(UnitError(format!("workload objects must not be empty: '{s}'"))),
+            Ok(0) => Err(UnitError(format!(
+                "workload objects must not be empty: '{s}'"
+            ))),
             Ok(b) => Ok(WorkloadSpec::Fixed(b)),
             Err(e) => Err(UnitError(format!("{e}; or 'web' for the size mix"))),
         }
     }
-}
-
-/// Three quantiles of flow completion time, milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct FctQuantiles {
-    /// Median.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 99th percentile.
-    pub p99: f64,
 }
 
 /// One size class of one algorithm's requests.
@@ -160,15 +149,10 @@ pub fn fct_by_class(done: &[(u64, f64)]) -> BTreeMap<SizeClass, ClassFct> {
         by.entry(SizeClass::of(bytes)).or_default().push(ms);
     }
     by.into_iter()
-        .map(|(class, v)| {
+        .filter_map(|(class, v)| {
             let requests = v.len() as u64;
-            let mut data = Data::new(v);
-            let fct_ms = FctQuantiles {
-                p50: data.quantile(0.5),
-                p90: data.quantile(0.9),
-                p99: data.quantile(0.99),
-            };
-            (class, ClassFct { requests, fct_ms })
+            let fct_ms = FctQuantiles::of(v)?;
+            Some((class, ClassFct { requests, fct_ms }))
         })
         .collect()
 }
@@ -224,6 +208,9 @@ mod tests {
         assert!(small.fct_ms.p99 > 98.0 && small.fct_ms.p99 <= 100.0);
         assert_eq!(by[&SizeClass::To10Mb].fct_ms.p99, 500.0);
         let json = serde_json::to_string(&by).unwrap();
-        assert!(json.starts_with(r#"{"lt_100kb":{"requests":100,"fct_ms":{"p50":"#), "{json}");
+        assert!(
+            json.starts_with(r#"{"lt_100kb":{"requests":100,"fct_ms":{"p50":"#),
+            "{json}"
+        );
     }
 }

@@ -10,10 +10,10 @@ use anyhow::{Context, bail};
 use bbrkit_cc::{Algorithm, Duration};
 use bbrkit_sim::{BufferSize, Plan, RunReport};
 
-use crate::sim_out::atomic::OutFile;
+use crate::output::{self, OutFile};
 use crate::sim_out::plot::Series;
 use crate::sim_out::{Document, PathInfo, Run, csv, plot, table};
-use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
+use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome, print_json};
 
 /// Ready-made scenarios from the seed articles ([`bbrkit_sim::Preset`]);
@@ -194,7 +194,7 @@ fn algorithms(cc: &str) -> anyhow::Result<Vec<Algorithm>> {
 fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
     let losses = match a.loss.as_deref() {
         None => base.losses.clone(),
-        Some(l) => ctx("loss", parse_list(l, parse_fraction))?,
+        Some(l) => ctx("loss", parse_list(l, parse_loss))?,
     };
     if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
         bail!(
@@ -202,10 +202,7 @@ fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
             l * 100.0
         );
     }
-    let ack_loss = ctx(
-        "ack-loss",
-        parse_fraction(a.ack_loss.as_deref().unwrap_or("0")),
-    )?;
+    let ack_loss = ctx("ack-loss", parse_loss(a.ack_loss.as_deref().unwrap_or("0")))?;
     if ack_loss >= 1.0 {
         bail!("--ack-loss: 100% would drop every ACK");
     }
@@ -218,8 +215,8 @@ fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
 /// `--rwnd` in bytes.
 fn rwnd(s: &str) -> anyhow::Result<u64> {
     match ctx("rwnd", parse_size(s))? {
-        Size::Bytes(b) if b > 0 => Ok(b),
-        Size::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
+        BufferSize::Bytes(b) if b > 0 => Ok(b),
+        BufferSize::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
         _ => bail!("--rwnd: give a positive byte or packet count"),
     }
 }
@@ -247,10 +244,12 @@ fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerF
             .map(|item| match item.trim() {
                 "bulk" | "inf" => Ok(None),
                 t => match ctx("size", parse_size(t))? {
-                    Size::Bytes(0) | Size::Packets(0) => bail!("--size: '{t}' is empty"),
-                    Size::Bytes(b) => Ok(Some(b)),
-                    Size::Packets(p) => Ok(Some(p * u64::from(bbrkit_sim::DEFAULT_MSS))),
-                    Size::Bdp(_) => bail!("--size: give bytes or packets, not '{t}'"),
+                    BufferSize::Bytes(0) | BufferSize::Packets(0) => {
+                        bail!("--size: '{t}' is empty")
+                    }
+                    BufferSize::Bytes(b) => Ok(Some(b)),
+                    BufferSize::Packets(p) => Ok(Some(p * u64::from(bbrkit_sim::DEFAULT_MSS))),
+                    BufferSize::Bdp(_) => bail!("--size: give bytes or packets, not '{t}'"),
                 },
             })
             .collect::<anyhow::Result<Vec<_>>>()?,
@@ -267,36 +266,20 @@ fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerF
 
 /// A size flag in BDP multiples, packets or bytes.
 fn buffer_size(flag: &str, s: &str) -> anyhow::Result<BufferSize> {
-    Ok(match ctx(flag, parse_size(s))? {
-        Size::Bytes(b) => BufferSize::Bytes(b),
-        Size::Packets(n) => BufferSize::Packets(n),
-        Size::Bdp(m) => BufferSize::Bdp(m),
-    })
+    ctx(flag, parse_size(s))
 }
 
 /// Runs `bbrkit sim`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let plan = plan(&args)?;
-    if let (Some(ts), Some(pl)) = (&args.timeseries, &args.plot)
-        && same_target(ts, pl)
-    {
-        bail!(
-            "--timeseries and --plot name the same file '{}'",
-            pl.display()
-        );
-    }
     let (interval, decimals) = sample_interval(&args, plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
-    let ts_file = args
-        .timeseries
-        .as_deref()
-        .map(|p| OutFile::create(p, "--timeseries"))
-        .transpose()?;
-    let plot_file = args
-        .plot
-        .as_deref()
-        .map(|p| OutFile::create(p, "--plot"))
-        .transpose()?;
+    let mut files = output::open_all(&[
+        ("--timeseries", args.timeseries.as_deref()),
+        ("--plot", args.plot.as_deref()),
+    ])?
+    .into_iter();
+    let (ts_file, plot_file) = (files.next().flatten(), files.next().flatten());
     let tracing = ts_file.is_some() || plot_file.is_some();
 
     // One config per run: (loss, flows), in the plan's order.
@@ -461,30 +444,4 @@ fn run_traced(
         f.commit()?;
     }
     Ok(reports)
-}
-
-/// Whether two output paths name the same file (so writing both would
-/// clobber one with the other): compared after resolving the directory.
-fn same_target(a: &std::path::Path, b: &std::path::Path) -> bool {
-    let resolve = |p: &std::path::Path| {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let dir = dir.canonicalize().unwrap_or(dir);
-        match p.file_name() {
-            Some(name) => dir.join(name),
-            None => p.to_path_buf(),
-        }
-    };
-    let (ra, rb) = (resolve(a), resolve(b));
-    if ra == rb {
-        return true;
-    }
-    // Hard links or symlinks to one file.
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
-        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
-        _ => false,
-    }
 }

@@ -1,12 +1,15 @@
-//! The human table: one row per condition, per algorithm the median with
-//! every run in parentheses, and the ratio last ÷ first, as in the seed.
+//! The human table of each algorithm alone: one row per condition, per
+//! algorithm the median with every run in parentheses, and each later
+//! algorithm's ratio to the first (columns named `bbr/cubic`, ...), as in
+//! the seed.
 
 use std::fmt::Write;
 
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::runner::{ConditionResult, LabReport};
+use bbrkit_lab::report::{ConditionResult, LabReport};
 
-pub use crate::units::rate;
+use super::aligned;
+use crate::units::rate;
 
 fn short(bps: f64, unit_of: f64) -> String {
     if unit_of >= 1e9 {
@@ -19,7 +22,7 @@ fn short(bps: f64, unit_of: f64) -> String {
 }
 
 /// The name serde gives `v` (as in the flags and the JSON).
-fn json_name(v: impl serde::Serialize) -> String {
+pub(super) fn json_name(v: impl serde::Serialize) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -27,7 +30,7 @@ fn json_name(v: impl serde::Serialize) -> String {
 }
 
 /// The emulator's name as in `--emulator` and the JSON.
-fn kind_name(k: EmulatorKind) -> String {
+pub(super) fn kind_name(k: EmulatorKind) -> String {
     json_name(k)
 }
 
@@ -42,7 +45,7 @@ pub fn table(r: &LabReport) -> String {
     heading(&mut out, r, header_kind);
     let mut rows = vec![header_row(r)];
     rows.extend(r.conditions.iter().map(|c| condition_row(c, header_kind)));
-    aligned(&mut out, &rows);
+    aligned(&mut out, &rows, "");
     footer(&mut out, r);
     out
 }
@@ -77,8 +80,9 @@ fn header_row(r: &LabReport) -> Vec<String> {
         for res in &c.results {
             header.push(format!("{} (median; runs)", res.cc));
         }
-        if c.results.len() > 1 {
-            header.push("ratio".into());
+        let first = c.results.first().map_or("", |r| r.cc.as_str());
+        for res in c.results.iter().skip(1) {
+            header.push(format!("{}/{first}", res.cc));
         }
         header.push("ping RTT".into());
     }
@@ -110,8 +114,8 @@ fn condition_row(c: &ConditionResult, header_kind: EmulatorKind) -> Vec<String> 
             runs.join(" / ")
         ));
     }
-    if c.results.len() > 1 {
-        row.push(match c.ratio {
+    for res in c.results.iter().skip(1) {
+        row.push(match res.ratio {
             Some(x) if x >= 10.0 => format!("{x:.0}x"),
             Some(x) => format!("{x:.2}x"),
             None => "-".into(),
@@ -122,26 +126,6 @@ fn condition_row(c: &ConditionResult, header_kind: EmulatorKind) -> Vec<String> 
         _ => "-".into(),
     });
     row
-}
-
-/// Writes `rows` with every column as wide as its widest cell.
-fn aligned(out: &mut String, rows: &[Vec<String>]) {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("{s:<w$}", w = widths[i]))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
 }
 
 /// Below the table: median retransmits, what really sent (with the
@@ -163,7 +147,7 @@ fn footer(out: &mut String, r: &LabReport) {
             .flat_map(|c| &c.results)
             .flat_map(|res| &res.runs)
     };
-    if r.cc_on == bbrkit_lab::tester::CcOn::Receiver {
+    if r.cc_on != bbrkit_lab::tester::CcOn::Sender {
         // The column names the receiver's algorithm; say what really sent.
         let mut senders: Vec<&str> = runs()
             .flat_map(|x| &x.flows)
@@ -171,9 +155,14 @@ fn footer(out: &mut String, r: &LabReport) {
             .collect();
         senders.sort_unstable();
         senders.dedup();
+        let whose = if r.cc_on == bbrkit_lab::tester::CcOn::Host {
+            "no socket's (--cc host)"
+        } else {
+            "the receiver's algorithm"
+        };
         let _ = writeln!(
             out,
-            "columns name the receiver's algorithm; every sender used: {} (its namespace default)",
+            "columns name {whose}; every sender used: {} (its namespace default)",
             senders.join(", ")
         );
     }
