@@ -12,7 +12,7 @@ use bbrkit_sim::{BufferSize, Plan, RunReport};
 
 use crate::output::{self, OutFile};
 use crate::sim_out::plot::Series;
-use crate::sim_out::{Document, PathInfo, Run, csv, plot, table};
+use crate::sim_out::{Document, PathInfo, Run, csv, plot, table, workload};
 use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome, print_json};
 
@@ -95,6 +95,15 @@ pub struct Args {
     /// A ready-made scenario.
     #[arg(long, value_enum)]
     preset: Option<Preset>,
+    /// Request/response traffic instead of bulk flows: `10kb`, `4mb`, or `web`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["compete", "timeseries", "plot"])]
+    workload: Option<String>,
+    /// Concurrent clients of --workload.
+    #[arg(long, default_value_t = 8, requires = "workload")]
+    clients: usize,
+    /// With --workload: reuse each client's connection (no handshake per request).
+    #[arg(long, requires = "workload")]
+    keepalive: bool,
 }
 
 /// Most `--timeseries`/`--plot` samples per flow and run (a row is about
@@ -272,6 +281,20 @@ fn buffer_size(flag: &str, s: &str) -> anyhow::Result<BufferSize> {
 /// Runs `bbrkit sim`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let plan = plan(&args)?;
+    if let Some(spec) = &args.workload {
+        let objects = spec
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--workload: {e}"))?;
+        if args.clients == 0 {
+            bail!("--clients: at least one client");
+        }
+        let runs = plan.workloads(objects, args.clients, args.keepalive);
+        let only: Vec<_> = runs.iter().map(|(_, w)| w.clone()).collect();
+        let results = bbrkit_sim::experiment::run_workloads(&only)?;
+        let doc = workload::document(&plan, &runs, results);
+        crate::print_report(global, &doc, workload::table)?;
+        return Ok(Outcome::Ok);
+    }
     let (interval, decimals) = sample_interval(&args, plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
     let mut files = output::open_all(&[
@@ -329,21 +352,26 @@ fn document(
         .collect();
     Document {
         mode: if plan.compete { "compete" } else { "alone" },
-        path: PathInfo {
-            bits_per_second: plan.path.rate_bps,
-            rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
-            buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
-            loss_burst_packets: plan.loss_burst,
-            ack_loss: plan.path.ack_loss,
-            duration_s: plan.duration.as_secs_f64(),
-            seed: plan.seed,
-            mss_bytes: bbrkit_sim::DEFAULT_MSS,
-            pace_loss_based: plan.pace_loss_based,
-            ecn_threshold_bytes: plan
-                .ecn_threshold
-                .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
-        },
+        path: path_info(plan),
         runs,
+    }
+}
+
+/// The path every run used, as the JSON states it.
+pub fn path_info(plan: &Plan) -> PathInfo {
+    PathInfo {
+        bits_per_second: plan.path.rate_bps,
+        rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
+        buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
+        loss_burst_packets: plan.loss_burst,
+        ack_loss: plan.path.ack_loss,
+        duration_s: plan.duration.as_secs_f64(),
+        seed: plan.seed,
+        mss_bytes: bbrkit_sim::DEFAULT_MSS,
+        pace_loss_based: plan.pace_loss_based,
+        ecn_threshold_bytes: plan
+            .ecn_threshold
+            .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
     }
 }
 

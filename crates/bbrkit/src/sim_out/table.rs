@@ -46,7 +46,7 @@ fn fct(t: Option<f64>) -> String {
 }
 
 /// Lays out rows as left-aligned columns separated by two spaces.
-fn columns(rows: &[Vec<String>]) -> String {
+pub fn columns(rows: &[Vec<String>]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|i| {
