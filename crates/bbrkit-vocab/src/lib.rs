@@ -14,7 +14,7 @@
 //! | [`cc`] | [`CcName`], a kernel algorithm name |
 //! | [`units`] | parsing rates, durations, loss probabilities, lists |
 //! | [`size`] | [`BufferSize`] and byte counts |
-//! | [`format`] | human rates, percentages, bytes, numbers |
+//! | [`mod@format`] | human rates, percentages, bytes, numbers |
 //! | [`path`] | [`PathConditions`] |
 //! | [`stats`] | [`Percentiles`] (p50/p95/p99), [`FctQuantiles`] (p50/p90/p99), Jain's index |
 //! | [`workload`] | [`WorkloadSpec`], [`SizeClass`], per-class FCT summary |

@@ -241,6 +241,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let result = experiment::run(&exp, &signals.cancel, &mut |ev| progress.event(ev));
     progress.finish();
     if let Some(code) = signals.exit_code() {
+        drop(files); // exit() runs no destructor: remove the temporary files
         eprintln!("bbrkit: interrupted by signal {}; lab removed", code - 128);
         std::process::exit(code);
     }

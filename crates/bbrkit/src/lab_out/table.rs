@@ -174,3 +174,76 @@ fn footer(out: &mut String, r: &LabReport) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bbrkit_lab::emulator::model::LinkParams;
+    use bbrkit_lab::report::{CcResult, summarise};
+    use bbrkit_lab::tester::CcOn;
+
+    fn report(ccs: &[(&str, f64)]) -> LabReport {
+        let mut results: Vec<CcResult> = ccs
+            .iter()
+            .map(|(cc, bps)| CcResult {
+                cc: cc.to_string(),
+                bits_per_second: 0.0,
+                retransmits: 0.0,
+                ratio: None,
+                runs: vec![bbrkit_lab::report::RunResult {
+                    run: 1,
+                    seed: 1,
+                    bits_per_second: *bps,
+                    bytes: 0,
+                    retransmits: 0,
+                    sender_cpu_s: 0.0,
+                    flows: Vec::new(),
+                    emulator: None,
+                    spoiled: false,
+                    spoiled_reason: None,
+                    attempts: 1,
+                }],
+            })
+            .collect();
+        let ratio = summarise(&mut results);
+        LabReport {
+            prefix: "bbrk1".into(),
+            kernel: "6.18".into(),
+            emulator: EmulatorKind::Split,
+            seed: 1,
+            runs: 1,
+            duration_s: 6.0,
+            flows: 1,
+            cc_on: CcOn::Sender,
+            mtu: 1500,
+            conditions: vec![ConditionResult {
+                label: "10 ms + 2% loss".into(),
+                emulator: EmulatorKind::Split,
+                link: LinkParams::transparent(),
+                probe: None,
+                results,
+                ratio,
+            }],
+            bpf_algorithms: Vec::new(),
+        }
+    }
+
+    /// Issue 21 item 8: with three algorithms every later one gets its
+    /// ratio to the first, named in the header (there was one unnamed
+    /// `ratio` column, bbr3 ÷ cubic, and bbr's gain was not shown).
+    #[test]
+    fn one_named_ratio_column_per_algorithm_against_the_first() {
+        let t = table(&report(&[("cubic", 10e6), ("bbr", 1e9), ("bbr3", 500e6)]));
+        let header = t.lines().nth(1).unwrap();
+        assert!(
+            header.contains("bbr/cubic") && header.contains("bbr3/cubic"),
+            "{t}"
+        );
+        assert!(!header.contains(" ratio "), "{t}");
+        let row = t.lines().nth(2).unwrap();
+        assert!(row.contains("100x") && row.contains("50x"), "{row}");
+        let two = table(&report(&[("cubic", 10e6), ("bbr", 25e6)]));
+        assert!(two.lines().nth(1).unwrap().contains("bbr/cubic"), "{two}");
+        assert!(two.lines().nth(2).unwrap().contains("2.50x"), "{two}");
+    }
+}

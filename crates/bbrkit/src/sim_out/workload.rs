@@ -68,7 +68,7 @@ pub fn document(
             let cond = PathConditions {
                 rate_bps: Some(plan.path.rate_bps),
                 buffer: plan.path.buffer,
-                ..PathConditions::new(plan.path.rtt.into(), *loss)
+                ..PathConditions::new(plan.path.rtt, *loss)
             };
             conditions.push(Condition {
                 label: cond.label(),
