@@ -10,9 +10,8 @@ use anyhow::{Context, bail};
 use bbrkit_cc::{Algorithm, Duration};
 use bbrkit_sim::{BufferSize, Plan, RunReport};
 
-use crate::output::{self, OutFile};
-use crate::sim_out::plot::Series;
-use crate::sim_out::{Document, PathInfo, Run, csv, plot, table, workload};
+use crate::output;
+use crate::sim_out::{Document, PathInfo, Run, table, trace, workload};
 use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome, print_json};
 
@@ -105,10 +104,6 @@ pub struct Args {
     #[arg(long, requires = "workload")]
     keepalive: bool,
 }
-
-/// Most `--timeseries`/`--plot` samples per flow and run (a row is about
-/// 100 bytes, so at most ~1 GB of CSV per flow).
-const MAX_SAMPLES: u128 = 10_000_000;
 
 fn ctx<T>(flag: &str, r: Result<T, crate::units::UnitError>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
@@ -295,7 +290,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         crate::print_report(global, &doc, workload::table)?;
         return Ok(Outcome::Ok);
     }
-    let (interval, decimals) = sample_interval(&args, plan.duration)?;
+    let (interval, decimals) = trace::sample_interval(args.interval.as_deref(), plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
     let mut files = output::open_all(&[
         ("--timeseries", args.timeseries.as_deref()),
@@ -311,13 +306,13 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         .context("invalid scenario")?;
 
     let reports: Vec<RunReport> = if tracing {
-        let trace = Trace {
+        let trace = trace::Trace {
             ts_file,
             plot_file,
             interval,
             decimals,
         };
-        run_traced(&plan, &configs, trace)?
+        trace::run_traced(&plan, &configs, trace)?
     } else {
         let only: Vec<_> = configs.iter().map(|(_, c)| c.clone()).collect();
         bbrkit_sim::run_parallel(&only)?
@@ -373,103 +368,4 @@ pub fn path_info(plan: &Plan) -> PathInfo {
             .ecn_threshold
             .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
     }
-}
-
-/// `--interval` (or its default) and the decimals `time_s` needs.
-fn sample_interval(a: &Args, duration: Duration) -> anyhow::Result<(Duration, usize)> {
-    let interval = match &a.interval {
-        Some(s) => ctx("interval", parse_duration(s))?,
-        None => (duration / 6000).max(Duration::from_millis(10)),
-    };
-    if interval.is_zero() {
-        bail!("--interval: must be positive");
-    }
-    let samples = duration.as_nanos() / interval.as_nanos();
-    if samples > MAX_SAMPLES {
-        bail!(
-            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
-            interval.as_secs_f64(),
-            duration.as_secs_f64()
-        );
-    }
-    // Enough decimals in time_s that samples never share a timestamp.
-    let decimals = if interval >= Duration::from_millis(1) {
-        3
-    } else if interval >= Duration::from_micros(1) {
-        6
-    } else {
-        9
-    };
-    Ok((interval, decimals))
-}
-
-/// The time-series outputs of a traced run.
-struct Trace {
-    ts_file: Option<OutFile>,
-    plot_file: Option<OutFile>,
-    interval: Duration,
-    /// Decimals of `time_s`, so samples never share a timestamp.
-    decimals: usize,
-}
-
-/// Runs the configurations one after the other, streaming every sample to
-/// `--timeseries` and collecting the `--plot` series.
-fn run_traced(
-    plan: &Plan,
-    configs: &[(f64, bbrkit_sim::SimConfig)],
-    trace: Trace,
-) -> anyhow::Result<Vec<RunReport>> {
-    let Trace {
-        mut ts_file,
-        plot_file,
-        interval,
-        decimals,
-    } = trace;
-    if let Some(f) = ts_file.as_mut() {
-        use std::io::Write;
-        writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
-    }
-    let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
-    let mut series: Vec<Series> = Vec::new();
-    let mut reports = Vec::new();
-    for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
-        let first = series.len();
-        for (i, f) in cfg.flows.iter().enumerate() {
-            let label = if configs.len() > 1 {
-                format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
-            } else {
-                format!("{}#{}", f.algorithm, i)
-            };
-            series.push(Series::new(label, expected));
-        }
-        let mut io_err = None;
-        let report = bbrkit_sim::run(cfg, &mut |row| {
-            if let Some(f) = ts_file.as_mut()
-                && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
-            {
-                io_err.get_or_insert(e);
-            }
-            series[first + row.flow as usize].push(row);
-        })?;
-        if let Some(e) = io_err {
-            return Err(e).context("writing --timeseries");
-        }
-        reports.push(report);
-    }
-    if let Some(mut f) = plot_file {
-        let title = format!(
-            "bbrkit sim: {}, RTT {} ms, seed {}",
-            table::rate(plan.path.rate_bps as f64),
-            plan.path.rtt.as_secs_f64() * 1e3,
-            plan.seed
-        );
-        let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
-        use std::io::Write;
-        f.write_all(svg.as_bytes()).context("writing --plot")?;
-        f.commit()?;
-    }
-    if let Some(f) = ts_file {
-        f.commit()?;
-    }
-    Ok(reports)
 }

@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod plot;
 pub mod table;
+pub mod trace;
 pub mod workload;
 
 use bbrkit_sim::RunReport;
