@@ -41,6 +41,7 @@ pub(crate) fn number_and_suffix(text: &str, what: &str) -> Result<(f64, String),
 pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
     let (v, suffix) = number_and_suffix(text, "rate")?;
     let bits_per_unit = match suffix.as_str() {
+        "" if v == 0.0 => return Err(UnitError(format!("rate must be positive: '{text}'"))),
         "" => {
             return Err(UnitError(format!(
                 "rate '{text}' has no unit (write e.g. {n}mbit, {n}kbit or {n}bit: bits per second)",
@@ -166,7 +167,7 @@ mod tests {
     fn a_bare_rate_is_refused_with_a_hint() {
         let e = parse_rate("100").unwrap_err().0;
         assert!(e.contains("no unit") && e.contains("100mbit"), "{e}");
-        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("0").unwrap_err().0.contains("positive"));
     }
 
     #[test]
