@@ -13,11 +13,12 @@ use crate::units::{pct, rate};
 /// Renders the report.
 pub fn table(r: &CompeteReport) -> String {
     let mut out = String::new();
+    let kind = super::table::common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
     let _ = writeln!(
         out,
         "bbrkit lab --compete: kernel {}, {} emulator, {} run(s) x {} s, {} flow(s) per algorithm, algorithm on the {}, seed {}",
         r.kernel,
-        kind_name(r.emulator),
+        kind_name(kind),
         r.runs_per_condition,
         r.path.duration_s,
         r.flows_per_algorithm,
@@ -40,9 +41,14 @@ pub fn table(r: &CompeteReport) -> String {
             .as_ref()
             .filter(|p| p.received > 0)
             .map_or("-".into(), |p| format!("{:.2} ms", p.rtt_min_ms));
+        let on = if c.emulator == kind {
+            String::new()
+        } else {
+            format!(" [{}]", kind_name(c.emulator))
+        };
         let _ = writeln!(
             out,
-            "\n{}: Jain's index {:.3} (median), base RTT {base}",
+            "\n{}{on}: Jain's index {:.3} (median), base RTT {base}",
             c.label, c.jain_index
         );
         let mut rows = vec![vec![
@@ -62,7 +68,11 @@ pub fn table(r: &CompeteReport) -> String {
                 })
                 .collect();
             rows.push(vec![
-                format!("{} x{}", a.cc, a.flows),
+                if a.flows > 1 {
+                    format!("{} x{}", a.cc, a.flows)
+                } else {
+                    a.cc.clone()
+                },
                 format!("{} ({})", pct(a.share), each.join(" / ")),
                 rate(a.bits_per_second),
                 a.retransmits.to_string(),

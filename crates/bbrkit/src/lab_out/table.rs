@@ -37,17 +37,25 @@ pub(super) fn kind_name(k: EmulatorKind) -> String {
 /// Renders the report.
 pub fn table(r: &LabReport) -> String {
     let mut out = String::new();
-    // The header names the emulator every condition used, or the plan's.
-    let header_kind = match r.conditions.first() {
-        Some(c0) if r.conditions.iter().all(|c| c.emulator == c0.emulator) => c0.emulator,
-        _ => r.emulator,
-    };
+    let header_kind = common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
     heading(&mut out, r, header_kind);
     let mut rows = vec![header_row(r)];
     rows.extend(r.conditions.iter().map(|c| condition_row(c, header_kind)));
     aligned(&mut out, &rows, "");
     footer(&mut out, r);
     out
+}
+
+/// The emulator every condition used, else the plan's (`planned`): what
+/// a header names; a condition on another one says so.
+pub(super) fn common_kind(
+    mut kinds: impl Iterator<Item = EmulatorKind>,
+    planned: EmulatorKind,
+) -> EmulatorKind {
+    match kinds.next() {
+        Some(first) if kinds.all(|k| k == first) => first,
+        _ => planned,
+    }
 }
 
 /// The first lines: what ran, and the BPF algorithms the lab held.

@@ -13,6 +13,7 @@ use super::table::kind_name;
 pub fn table(r: &WorkloadReport) -> String {
     let mut out = String::new();
     let w = &r.workload;
+    let kind = super::table::common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
     let conn = if w.keepalive {
         "one connection per client (keep-alive)"
     } else {
@@ -22,7 +23,7 @@ pub fn table(r: &WorkloadReport) -> String {
         out,
         "bbrkit lab --workload: kernel {}, {} emulator, {} client(s) fetching {}, {conn}, {} run(s) x {} s, seed {}",
         r.kernel,
-        kind_name(r.emulator),
+        kind_name(kind),
         w.clients,
         w.objects.label(),
         r.runs,
@@ -40,7 +41,12 @@ pub fn table(r: &WorkloadReport) -> String {
         }
     );
     for c in &r.conditions {
-        let _ = writeln!(out, "\n{}", c.label);
+        let on = if c.emulator == kind {
+            String::new()
+        } else {
+            format!(" [{}]", kind_name(c.emulator))
+        };
+        let _ = writeln!(out, "\n{}{on}", c.label);
         let mut rows = vec![vec![
             "cc".to_string(),
             "size class".into(),
