@@ -214,6 +214,37 @@ fn signal_leaves_nothing_with(sig: i32, code: i32, extra: &[&std::ffi::OsStr]) {
     assert_eq!(host_links(), links);
 }
 
+/// Ctrl-C in the middle of a workload: the server process, its cgroup and
+/// the namespaces are all gone.
+#[test]
+#[ignore = "needs root"]
+fn sigint_mid_workload_leaves_nothing() {
+    let _g = serial();
+    let extra = ["--workload".as_ref(), "10kb".as_ref()];
+    let links = host_links();
+    let child = start_named_lab_with(&extra);
+    let pid = child.id();
+    let inodes = ns_inodes_of(pid);
+    let cgroup = format!("/sys/fs/cgroup/unified/bbrkit-lab-{pid}");
+    let servers = std::fs::read_to_string(format!("{cgroup}/cgroup.procs")).unwrap_or_default();
+    assert!(!servers.trim().is_empty(), "a server runs in {cgroup}");
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(names_of(pid).is_empty());
+    assert_namespaces_gone(&inodes);
+    assert!(!Path::new(&cgroup).exists(), "{cgroup} left behind");
+    for server in servers.lines() {
+        assert!(
+            !Path::new(&format!("/proc/{server}")).exists(),
+            "server {server} still runs"
+        );
+    }
+    assert_eq!(host_links(), links);
+}
+
 /// A second Ctrl-C ends the lab at once, without waiting for the teardown;
 /// its `--netns-names` names are removed all the same.
 #[test]

@@ -12,6 +12,7 @@ mod table;
 mod workload;
 
 pub use files::write_files;
+pub use workload::{fct_header, fct_rows};
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

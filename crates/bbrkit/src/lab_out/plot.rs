@@ -8,6 +8,7 @@
 use anyhow::anyhow;
 use bbrkit_lab::experiment::Report;
 use bbrkit_lab::tcpinfo::TcpSample;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
 const COLOURS: [RGBColor; 6] = [
@@ -210,27 +211,14 @@ fn draw(panels: &[Panel], axes: &Axes) -> anyhow::Result<String> {
                 .x_label_area_size(30)
                 .y_label_area_size(60);
             if axes.log_y {
-                let mut chart = builder
-                    .build_cartesian_2d(0.0..xmax, (FLOOR_MBPS..ymax).log_scale())
-                    .map_err(err)?;
-                chart
-                    .configure_mesh()
-                    .x_desc(axes.x_desc)
-                    .y_desc(axes.y_desc)
-                    .draw()
-                    .map_err(err)?;
-                lines(&mut chart, panel)?;
+                let y = (FLOOR_MBPS..ymax).log_scale();
+                let mut chart = builder.build_cartesian_2d(0.0..xmax, y).map_err(err)?;
+                lines(&mut chart, panel, axes)?;
             } else {
                 let mut chart = builder
                     .build_cartesian_2d(0.0..xmax, 0.0..ymax)
                     .map_err(err)?;
-                chart
-                    .configure_mesh()
-                    .x_desc(axes.x_desc)
-                    .y_desc(axes.y_desc)
-                    .draw()
-                    .map_err(err)?;
-                lines(&mut chart, panel)?;
+                lines(&mut chart, panel, axes)?;
             }
         }
         root.present().map_err(err)?;
@@ -238,16 +226,23 @@ fn draw(panels: &[Panel], axes: &Axes) -> anyhow::Result<String> {
     Ok(svg)
 }
 
-/// Draws the panel's lines and legend on `chart`.
+/// Draws the axes, the panel's lines and their legend on `chart`.
 fn lines<'a, DB, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     panel: &Panel,
+    axes: &Axes,
 ) -> anyhow::Result<()>
 where
     DB: DrawingBackend + 'a,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    chart
+        .configure_mesh()
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .draw()
+        .map_err(err)?;
     for line in &panel.lines {
         let colour = COLOURS[line.colour % COLOURS.len()];
         let s = chart

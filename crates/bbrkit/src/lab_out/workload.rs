@@ -4,7 +4,10 @@
 
 use std::fmt::Write;
 
+use std::collections::BTreeMap;
+
 use bbrkit_lab::workload::WorkloadReport;
+use bbrkit_vocab::{ClassFct, SizeClass};
 
 use super::aligned;
 use super::table::kind_name;
@@ -47,33 +50,14 @@ pub fn table(r: &WorkloadReport) -> String {
             format!(" [{}]", kind_name(c.emulator))
         };
         let _ = writeln!(out, "\n{}{on}", c.label);
-        let mut rows = vec![vec![
-            "cc".to_string(),
-            "size class".into(),
-            "requests".into(),
-            "fct p50 ms".into(),
-            "p90 ms".into(),
-            "p99 ms".into(),
-        ]];
+        let mut rows = vec![fct_header()];
         for res in &c.results {
             let name = if res.server_tcp_congestion.is_empty() || res.cc != "host" {
                 res.cc.clone()
             } else {
                 format!("host ({})", res.server_tcp_congestion.join(", "))
             };
-            for (i, (class, f)) in res.classes.iter().enumerate() {
-                rows.push(vec![
-                    if i == 0 { name.clone() } else { String::new() },
-                    class.label().into(),
-                    f.requests.to_string(),
-                    format!("{:.1}", f.fct_ms.p50),
-                    format!("{:.1}", f.fct_ms.p90),
-                    format!("{:.1}", f.fct_ms.p99),
-                ]);
-            }
-            if res.classes.is_empty() {
-                rows.push(vec![name, "-".into(), "0".into()]);
-            }
+            rows.extend(fct_rows(&name, &res.classes));
         }
         aligned(&mut out, &rows, "  ");
         let _ = writeln!(out, "  not completed, retransmits:");
@@ -105,4 +89,44 @@ pub fn table(r: &WorkloadReport) -> String {
          each client fetches one object at a time for the run's duration, then in-flight requests may finish"
     );
     out
+}
+
+/// The columns of an FCT table (lab and sim).
+pub fn fct_header() -> Vec<String> {
+    [
+        "cc",
+        "size class",
+        "requests",
+        "fct p50 ms",
+        "p90 ms",
+        "p99 ms",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// One algorithm's rows of an FCT table: one per size class, the name on
+/// the first (a `-` row when nothing completed).
+pub fn fct_rows(name: &str, classes: &BTreeMap<SizeClass, ClassFct>) -> Vec<Vec<String>> {
+    if classes.is_empty() {
+        return vec![[name, "-", "0", "-", "-", "-"].map(String::from).to_vec()];
+    }
+    classes
+        .iter()
+        .enumerate()
+        .map(|(i, (class, f))| {
+            vec![
+                if i == 0 {
+                    name.to_string()
+                } else {
+                    String::new()
+                },
+                class.label().into(),
+                f.requests.to_string(),
+                format!("{:.1}", f.fct_ms.p50),
+                format!("{:.1}", f.fct_ms.p90),
+                format!("{:.1}", f.fct_ms.p99),
+            ]
+        })
+        .collect()
 }

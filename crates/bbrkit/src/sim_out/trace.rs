@@ -16,7 +16,10 @@ use crate::units::parse_duration;
 const MAX_SAMPLES: u128 = 10_000_000;
 
 /// `--interval` (or its default) and the decimals `time_s` needs.
-pub fn sample_interval(flag: Option<&str>, duration: Duration) -> anyhow::Result<(Duration, usize)> {
+pub fn sample_interval(
+    flag: Option<&str>,
+    duration: Duration,
+) -> anyhow::Result<(Duration, usize)> {
     let interval = match flag {
         Some(s) => parse_duration(s).map_err(|e| anyhow::anyhow!("--interval: {e}"))?,
         None => (duration / 6000).max(Duration::from_millis(10)),

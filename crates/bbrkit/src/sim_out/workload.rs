@@ -115,35 +115,13 @@ pub fn table(doc: &WorkloadDocument) -> String {
     );
     for c in &doc.conditions {
         let _ = writeln!(out, "\n{}", c.label);
-        let mut rows = vec![vec![
-            "cc".to_string(),
-            "size class".into(),
-            "requests".into(),
-            "fct p50 ms".into(),
-            "p90 ms".into(),
-            "p99 ms".into(),
-            "unfinished".into(),
-        ]];
+        let mut header = crate::lab_out::fct_header();
+        header.push("unfinished".into());
+        let mut rows = vec![header];
         for r in &c.results {
-            for (i, (class, f)) in r.classes.iter().enumerate() {
-                rows.push(vec![
-                    if i == 0 {
-                        r.cc.to_string()
-                    } else {
-                        String::new()
-                    },
-                    class.label().into(),
-                    f.requests.to_string(),
-                    format!("{:.1}", f.fct_ms.p50),
-                    format!("{:.1}", f.fct_ms.p90),
-                    format!("{:.1}", f.fct_ms.p99),
-                    if i == 0 {
-                        r.unfinished.to_string()
-                    } else {
-                        String::new()
-                    },
-                ]);
-            }
+            let mut mine = crate::lab_out::fct_rows(r.cc, &r.classes);
+            mine[0].push(r.unfinished.to_string());
+            rows.extend(mine);
         }
         for line in super::table::columns(&rows).lines() {
             let _ = writeln!(out, "  {line}");
