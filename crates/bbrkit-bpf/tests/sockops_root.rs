@@ -432,15 +432,16 @@ fn attacher(args: &[String], until: &str) -> (std::process::Child, Vec<String>) 
     let mut lines = Vec::new();
     loop {
         let mut l = String::new();
-        assert!(
-            out.read_line(&mut l).unwrap() > 0,
-            "attach exited: {lines:?}"
-        );
+        if out.read_line(&mut l).unwrap() == 0 {
+            let status = child.wait().unwrap();
+            panic!("attach exited ({status}) after {lines:?}");
+        }
         lines.push(l.trim().to_string());
         if l.starts_with(until) {
-            return (child, lines);
+            break;
         }
     }
+    (child, lines)
 }
 
 fn write_policy(text: &str) -> std::path::PathBuf {
