@@ -5,7 +5,8 @@
 //! rule 1 "cross-border": remote 203.0.113.0/24, 2001:db8::/32 -> bbr3
 //! rule 2: local_port 443 -> split cubic 50 / bbr3 50 per client
 //! otherwise: the host default
-//! maps: rules 2; v4 2 (0.0.0.0/0 {2}, 203.0.113.0/24 {1,2}); ...
+//! map v4 (2): 0.0.0.0/0 {2}, 203.0.113.0/24 {1,2}
+//! ...
 //! ```
 
 use std::fmt::Write;
@@ -24,14 +25,18 @@ pub fn dry_run(policy: &Policy, compiled: &Compiled) -> String {
         let _ = writeln!(out, "{}", rule_line(i, r));
     }
     out.push_str("otherwise: the host default\n");
+    for (map, entries) in [
+        ("v4", &compiled.v4),
+        ("v6", &compiled.v6),
+        ("local_port", &compiled.local_port),
+        ("remote_port", &compiled.remote_port),
+    ] {
+        let _ = writeln!(out, "map {}", trie_text(map, entries));
+    }
     let _ = writeln!(
         out,
-        "maps: rules {}; {}; {}; {}; {}; salt {:#018x}",
+        "map rules ({}), salt {:#018x}",
         compiled.rules.len(),
-        trie_text("v4", &compiled.v4),
-        trie_text("v6", &compiled.v6),
-        trie_text("local_port", &compiled.local_port),
-        trie_text("remote_port", &compiled.remote_port),
         compiled.salt
     );
     out
@@ -88,15 +93,17 @@ pub fn rule_line(index: usize, r: &Rule) -> String {
     format!("rule {}{name}: {cond} -> {action}{record}", index + 1)
 }
 
+/// `v4 (2): 0.0.0.0/0 {2}, 203.0.113.0/24 {1,2}`: each entry with the
+/// rules (from 1) whose prefixes contain it.
 fn trie_text(map: &str, entries: &[TrieEntry]) -> String {
     if entries.len() > LIST_ENTRIES {
-        return format!("{map} {}", entries.len());
+        return format!("{map} ({} entries)", entries.len());
     }
     let list: Vec<String> = entries
         .iter()
         .map(|e| format!("{} {}", prefix_text(e), rules_text(e.rules)))
         .collect();
-    format!("{map} {} ({})", entries.len(), list.join(", "))
+    format!("{map} ({}): {}", entries.len(), list.join(", "))
 }
 
 fn prefix_text(e: &TrieEntry) -> String {
@@ -158,10 +165,11 @@ record = true
                 r#"rule 1 "cross-border": remote 203.0.113.0/24, 2001:db8::/32 -> bbr3"#,
                 "rule 2: local_port 443, 8000-8007 -> split cubic 50 / bbr3 50 per client, recorded at close",
                 "otherwise: the host default",
-                "maps: rules 2; v4 2 (0.0.0.0/0 {2}, 203.0.113.0/24 {1,2}); \
-                 v6 2 (::/0 {2}, 2001:db8::/32 {1,2}); \
-                 local_port 3 (any {1}, 443 {1,2}, 8000-8007 {1,2}); \
-                 remote_port 1 (any {1,2}); salt 0x000000000000002a",
+                "map v4 (2): 0.0.0.0/0 {2}, 203.0.113.0/24 {1,2}",
+                "map v6 (2): ::/0 {2}, 2001:db8::/32 {1,2}",
+                "map local_port (3): any {1}, 443 {1,2}, 8000-8007 {1,2}",
+                "map remote_port (1): any {1,2}",
+                "map rules (2), salt 0x000000000000002a",
             ]
         );
     }
