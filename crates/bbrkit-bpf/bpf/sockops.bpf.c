@@ -284,8 +284,11 @@ static __always_inline __u8 apply(struct bpf_sock_ops *ctx, struct bpf_sock *sk,
 	return BKPOL_F_ASSIGNED;
 }
 
-/* Index of the lowest set bit of a non-zero set, by halving (clang lowers
- * __builtin_ctzll to a table in .rodata, which would be one more map). */
+/* Index of the lowest set bit of a non-zero set, by halving: shift out
+ * the low 32, 16, ..., 1 bits while they are all clear. Written out, not
+ * as a loop: unrolled or not, a loop here costs the verifier 100 000
+ * instructions instead of 1 700; and clang lowers __builtin_ctzll to a
+ * table in .rodata, which would be one more map. */
 static __always_inline __u32 lowest_bit(__u64 set)
 {
 	__u32 n = 0;

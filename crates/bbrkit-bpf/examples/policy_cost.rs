@@ -1,6 +1,6 @@
 //! Cost of the policy's sock_ops program: connections per second on
 //! loopback (connect, accept, close, both ends in the governed cgroup)
-//! without the program and with it in three cases, and the program's run
+//! without the program and with it in four cases, and the program's run
 //! time per connection and per callback (`BPF_ENABLE_STATS`: run-time
 //! stats are on while this process holds the fd, and off again when it
 //! closes or the process dies; `kernel.bpf_stats_enabled` is never
@@ -9,20 +9,25 @@
 //! measurement and back before the cgroup is removed). Hold the lab lock:
 //!
 //! ```text
-//! flock /work/lab.lock cargo run --release -p bbrkit-bpf --example policy_cost -- [CONNS] [REPEATS]
+//! flock /work/lab.lock cargo run --release -p bbrkit-bpf --example policy_cost -- [CONNS] [REPEATS] [BYTES]
 //! ```
 //!
-//! Cases (run interleaved, REPEATS rounds of CONNS connections each; the
-//! median of the rounds is reported):
+//! Each connection sends BYTES (default 0) from client to server. Cases
+//! (run interleaved, REPEATS rounds of CONNS connections each; the median
+//! of the rounds is reported):
 //! - `none`: no program attached;
 //! - `unmatched`: attached, no rule matches (three LPM lookups per socket);
-//! - `assign`: a rule matches and sets cubic (the namespace default is bbr);
+//! - `keep`: a rule matches and gives the namespace's default algorithm
+//!   (the kernel's setsockopt finds nothing to change);
+//! - `assign`: a rule matches and sets another algorithm (cubic, or reno
+//!   when the default is cubic);
 //! - `record`: as assign, and each close is recorded through the ring,
 //!   drained as it fills.
 
 #[path = "../tests/sockops_sandbox/mod.rs"]
 mod sandbox;
 
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Instant;
@@ -34,22 +39,26 @@ use libbpf_rs::query::ProgInfoIter;
 
 const PORT: u16 = 7100;
 
-/// A case: its name and its policy (`None`: nothing attached).
-const CASES: [(&str, Option<&str>); 4] = [
-    ("none", None),
-    (
-        "unmatched",
-        Some("[[rule]]\nremote = [\"192.0.2.0/24\"]\ncc = \"cubic\"\n"),
-    ),
-    (
-        "assign",
-        Some("[[rule]]\nremote = [\"127.0.0.0/8\"]\ncc = \"cubic\"\n"),
-    ),
-    (
-        "record",
-        Some("[[rule]]\nremote = [\"127.0.0.0/8\"]\ncc = \"cubic\"\nrecord = true\n"),
-    ),
-];
+/// The cases: name and policy (`None`: nothing attached), for a namespace
+/// whose default algorithm is `default`.
+fn cases(default: &str) -> Vec<(&'static str, Option<String>)> {
+    let other = if default == "cubic" { "reno" } else { "cubic" };
+    let rule = |cc: &str, record: bool| {
+        Some(format!(
+            "[[rule]]\nremote = [\"127.0.0.0/8\"]\ncc = \"{cc}\"\nrecord = {record}\n"
+        ))
+    };
+    vec![
+        ("none", None),
+        (
+            "unmatched",
+            Some("[[rule]]\nremote = [\"192.0.2.0/24\"]\ncc = \"cubic\"\n".into()),
+        ),
+        ("keep", rule(default, false)),
+        ("assign", rule(other, false)),
+        ("record", rule(other, true)),
+    ]
+}
 
 /// `(run_time_ns, run_cnt)` of the program.
 fn runtime() -> (u64, u64) {
@@ -88,15 +97,23 @@ struct Round {
     drained: u64,
 }
 
-/// `n` connections: connect, accept, the server closes, then the client.
-fn churn(n: usize, mut records: Option<&mut Records>) -> Round {
+/// `n` connections: connect, send `bytes`, close; a server thread accepts,
+/// reads to the end and closes.
+fn churn(n: usize, bytes: usize, mut records: Option<&mut Records>) -> Round {
     let l = TcpListener::bind(("127.0.0.1", PORT)).unwrap();
+    let server = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        for _ in 0..n {
+            let (mut s, _) = l.accept().unwrap();
+            while s.read(&mut buf).unwrap_or(0) > 0 {}
+        }
+    });
+    let payload = vec![7u8; bytes];
     let mut drained = 0u64;
     let (t0, c0) = (Instant::now(), cpu());
     for i in 0..n {
-        let c = TcpStream::connect(("127.0.0.1", PORT)).unwrap();
-        let (s, _) = l.accept().unwrap();
-        drop(s);
+        let mut c = TcpStream::connect(("127.0.0.1", PORT)).unwrap();
+        c.write_all(&payload).unwrap();
         drop(c);
         if let Some(r) = records.as_deref_mut()
             && i % 256 == 255
@@ -104,6 +121,7 @@ fn churn(n: usize, mut records: Option<&mut Records>) -> Round {
             drained += r.drain().unwrap().len() as u64;
         }
     }
+    server.join().unwrap();
     let per_sec = n as f64 / t0.elapsed().as_secs_f64();
     let cpu_us = (cpu() - c0) * 1e6 / n as f64;
     if let Some(r) = records {
@@ -136,6 +154,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(2_000, |s| s.parse().expect("CONNS"));
     let repeats: usize = args.next().map_or(15, |s| s.parse().expect("REPEATS"));
+    let bytes: usize = args.next().map_or(0, |s| s.parse().expect("BYTES"));
     // SAFETY: returns an fd that keeps run-time stats on while open.
     let stats_fd = unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) };
     assert!(
@@ -149,7 +168,8 @@ fn main() {
             .unwrap()
             .unwrap();
         join(&sb.cgroup);
-        let mut rows: Vec<Row> = CASES
+        let cases = cases(&sandbox::default_cc());
+        let mut rows: Vec<Row> = cases
             .iter()
             .map(|(case, _)| Row {
                 case,
@@ -161,8 +181,8 @@ fn main() {
             })
             .collect();
         for _ in 0..repeats {
-            for (row, (_, text)) in rows.iter_mut().zip(CASES) {
-                let att = text.map(|t| {
+            for (row, (_, text)) in rows.iter_mut().zip(&cases) {
+                let att = text.as_ref().map(|t| {
                     let p = bbrkit_policy::parse("bench", t).unwrap();
                     Attachment::attach(&Compiled::new(&p, 1), &sb.cgroup).unwrap()
                 });
@@ -171,7 +191,7 @@ fn main() {
                     .filter(|_| row.case == "record")
                     .map(|a| Records::new(a.maps()).unwrap());
                 let before = runtime();
-                let round = churn(n, rec.as_mut());
+                let round = churn(n, bytes, rec.as_mut());
                 let after = runtime();
                 row.per_sec.push(round.per_sec);
                 row.cpu_us.push(round.cpu_us);
@@ -190,7 +210,7 @@ fn main() {
     let base_cpu = median(&mut rows[0].cpu_us.clone());
     let conns = (n * repeats) as f64;
     println!(
-        "policy_cost: {n} connections x {repeats} rounds per case (interleaved), loopback, both ends governed"
+        "policy_cost: {n} connections of {bytes} bytes x {repeats} rounds per case (interleaved), loopback, both ends governed"
     );
     println!(
         "case       conn/s  vs none  CPU us/conn  vs none  BPF ns/conn  calls/conn  ns/call  records"

@@ -135,6 +135,12 @@ pub enum BpfError {
         #[source]
         source: std::io::Error,
     },
+    /// A ring size the kernel would refuse.
+    #[error("a ring of {bytes} bytes: the size must be a power of two of at least 4096")]
+    RingSize {
+        /// As asked.
+        bytes: u32,
+    },
     /// A weight rewrite that does not fit the attached rule table.
     #[error("rule {}: {problem}", rule + 1)]
     Weights {

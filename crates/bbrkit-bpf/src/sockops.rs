@@ -102,12 +102,27 @@ impl Attachment {
     /// the cgroup v2 directory `cgroup`. Until [`Attachment::pin`], the
     /// attachment lives as long as this value (or this process).
     pub fn attach(compiled: &Compiled, cgroup: &Path) -> Result<Attachment> {
+        Attachment::attach_with_ring(compiled, cgroup, None)
+    }
+
+    /// [`Attachment::attach`] with a ring of `ring_bytes` for the close
+    /// records (a power of two, at least a page; `None`: 256 KiB, about
+    /// 1 700 records between two reads) for a trial that reads rarely or
+    /// records many connections.
+    pub fn attach_with_ring(
+        compiled: &Compiled,
+        cgroup: &Path,
+        ring_bytes: Option<u32>,
+    ) -> Result<Attachment> {
         let dir = std::fs::File::open(cgroup).map_err(|source| BpfError::Cgroup {
             path: cgroup.to_path_buf(),
             source,
         })?;
         cgroup::check_cgroup2(cgroup)?;
-        let loaded = Loaded::load(source())?;
+        let loaded = Loaded::load_prepared(source(), |open, name| match ring_bytes {
+            None => Ok(()),
+            Some(bytes) => set_ring_size(open, name, bytes),
+        })?;
         let maps = Maps::of_object(&loaded)?;
         maps.fill(compiled)?;
         let prog = loaded
@@ -207,6 +222,25 @@ impl Attachment {
             pin_dir: self.pin_dir.clone(),
         })
     }
+}
+
+/// Sizes the ring map of an opened object.
+fn set_ring_size(open: &mut libbpf_rs::OpenObject, object: &str, bytes: u32) -> Result<()> {
+    if !bytes.is_power_of_two() || bytes < 4096 {
+        return Err(BpfError::RingSize { bytes });
+    }
+    let mut ring = open
+        .maps_mut()
+        .find(|m| m.name().to_str() == Some("bkpol_ring"))
+        .ok_or_else(|| BpfError::Missing {
+            object: object.into(),
+            what: "map bkpol_ring".into(),
+        })?;
+    ring.set_max_entries(bytes)
+        .map_err(|source| BpfError::Open {
+            object: object.into(),
+            source,
+        })
 }
 
 /// Detaches the attachment pinned in `dir` (even if another process still

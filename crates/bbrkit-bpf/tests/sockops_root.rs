@@ -331,7 +331,9 @@ cc = "reno"
 "#,
         );
         let c = Compiled::new(&p, 5);
-        let att = Attachment::attach(&c, &sb.cgroup).expect("attach");
+        let e = Attachment::attach_with_ring(&c, &sb.cgroup, Some(1000)).unwrap_err();
+        assert!(e.to_string().contains("power of two"), "{e}");
+        let att = Attachment::attach_with_ring(&c, &sb.cgroup, Some(1 << 16)).expect("attach");
         let mut records = Records::new(att.maps()).expect("ring");
         let _sink = sink_listeners(7021);
         let mut peer = Peer::start(
@@ -604,4 +606,41 @@ fn refuses_a_directory_that_is_not_a_cgroup_v2() {
         bbrkit_diag::error_chain(&e).starts_with("cgroup /nonexistent-cgroup: No such file"),
         "{e}"
     );
+}
+
+/// A route's `congctl` is overridden like the default; `congctl lock` is
+/// kept (the kernel would refuse the change with EPERM).
+#[test]
+#[ignore = "needs root"]
+fn a_routes_congctl_is_overridden_and_a_locked_one_kept() {
+    let _g = serial();
+    in_sandbox(|sb| {
+        sandbox::add_congctl_route([127, 0, 0, 6].into(), "reno", false);
+        sandbox::add_congctl_route([127, 0, 0, 7].into(), "reno", true);
+        let p = policy("[[rule]]\nremote = [\"127.0.0.6/32\", \"127.0.0.7/32\"]\ncc = \"cubic\"\n");
+        let att = Attachment::attach(&Compiled::new(&p, 0), &sb.cgroup).expect("attach");
+        let _sink = sink_listeners(7005);
+        let mut peer = Peer::start(
+            &sb.cgroup,
+            &args(&[
+                ("--to", "127.0.0.6:7005".into()),
+                ("--to", "127.0.0.7:7005".into()),
+            ]),
+        );
+        let cc: Vec<(String, String)> = peer
+            .connections()
+            .iter()
+            .map(|c| (c.remote.ip().to_string(), c.cc.clone()))
+            .collect();
+        let want = [("127.0.0.6", "cubic"), ("127.0.0.7", "reno")]
+            .map(|(a, c)| (a.to_string(), c.to_string()));
+        assert_eq!(cc, want);
+        let a = &att.maps().counters().unwrap().arms[0];
+        assert_eq!(
+            (a.matched, a.assigned, a.kept_route, a.failed),
+            (2, 1, 1, 0),
+            "{a:?}"
+        );
+        peer.close();
+    });
 }

@@ -3,7 +3,7 @@
 //! apply it, and what that program reports back.
 //!
 //! Owns the shared vocabulary between the program and user space:
-//! - [`file`]: the TOML policy file → a validated [`Policy`] ([`rule`]),
+//! - [`file`](mod@file): the TOML policy file → a validated [`Policy`] ([`rule`]),
 //!   every error naming the rule, the key and the value.
 //! - [`compile`]: a policy → [`Compiled`], the contents of the program's
 //!   maps as plain values (tries of prefixes and ports, the rule table),

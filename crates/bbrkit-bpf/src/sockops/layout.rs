@@ -255,6 +255,14 @@ fn remote_of(r: &RawRecord) -> IpAddr {
     }
 }
 
+impl RawConn {
+    /// Decodes one connection's sk_storage value (as sock_diag's
+    /// `INET_DIAG_SK_BPF_STORAGES` returns it for `bkpol_conn`).
+    pub fn parse(bytes: &[u8]) -> Option<RawConn> {
+        RawConn::read_from_bytes(bytes).ok()
+    }
+}
+
 impl RawRecord {
     /// Decodes one ring sample (`None`: not a record of this size).
     pub fn parse(bytes: &[u8]) -> Option<RawRecord> {

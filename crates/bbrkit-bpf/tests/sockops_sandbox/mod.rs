@@ -22,6 +22,9 @@ use std::time::Duration;
 
 use bbrkit_policy::Direction;
 
+#[path = "../../../bbrkit-diag/tests/netns/mod.rs"]
+mod netns;
+
 /// IPv6 addresses put on `lo` of each sandbox (so tests have IPv6 clients
 /// and servers in different prefixes).
 pub const V6_ADDRS: [&str; 4] = [
@@ -76,7 +79,7 @@ pub fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'sta
             None::<&str>,
         )
         .expect("mount a private bpffs");
-        lo_up();
+        netns::lo_up();
         for a in V6_ADDRS {
             add_v6(a.parse().unwrap());
         }
@@ -94,23 +97,6 @@ pub fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'sta
     })
     .join()
     .unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
-fn lo_up() {
-    // SAFETY: an AF_INET datagram socket used for two interface ioctls on a
-    // zero-initialised ifreq naming "lo".
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        assert!(fd >= 0);
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (d, s) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
-            *d = *s as libc::c_char;
-        }
-        assert_eq!(libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut ifr), 0);
-        ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        assert_eq!(libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr), 0);
-        libc::close(fd);
-    }
 }
 
 /// Adds `addr/128` to `lo` (ifindex 1 in a new namespace).
@@ -311,4 +297,60 @@ pub fn connect_from(from: IpAddr, to: SocketAddr) -> std::net::TcpStream {
     s.connect(&to.into())
         .unwrap_or_else(|e| panic!("connect {from} -> {to}: {e}"));
     s.into()
+}
+
+/// Adds a local route to `dst/32` on `lo` carrying `congctl CC` (with
+/// `lock`: `congctl lock CC`), like `ip route add local DST dev lo table
+/// local congctl [lock] CC`.
+pub fn add_congctl_route(dst: std::net::Ipv4Addr, cc: &str, lock: bool) {
+    use netlink_packet_core::{
+        NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage,
+        NetlinkPayload,
+    };
+    use netlink_packet_route::route::{
+        RouteAddress, RouteAttribute, RouteMessage, RouteMetric, RouteProtocol, RouteScope,
+        RouteType,
+    };
+    use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+    /// `RTAX_CC_ALGO` (include/uapi/linux/rtnetlink.h); `lock` sets its bit.
+    const RTAX_CC_ALGO: u32 = 16;
+    /// `RT_TABLE_LOCAL`.
+    const RT_TABLE_LOCAL: u8 = 255;
+    let mut msg = RouteMessage::default();
+    msg.header.address_family = AddressFamily::Inet;
+    msg.header.destination_prefix_length = 32;
+    msg.header.table = RT_TABLE_LOCAL;
+    msg.header.protocol = RouteProtocol::Static;
+    msg.header.scope = RouteScope::Host;
+    msg.header.kind = RouteType::Local;
+    let mut metrics = vec![RouteMetric::CcAlgo(cc.to_string())];
+    if lock {
+        metrics.push(RouteMetric::Lock(1 << RTAX_CC_ALGO));
+    }
+    msg.attributes = vec![
+        RouteAttribute::Destination(RouteAddress::Inet(dst)),
+        RouteAttribute::Oif(1),
+        RouteAttribute::Metrics(metrics),
+    ];
+    let mut header = NetlinkHeader::default();
+    header.flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+    header.sequence_number = 1;
+    let mut packet = NetlinkMessage::new(
+        header,
+        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(msg)),
+    );
+    packet.finalize();
+    let mut buf = vec![0u8; packet.buffer_len()];
+    packet.serialize(&mut buf);
+    let mut sock = netlink_sys::Socket::new(netlink_sys::protocols::NETLINK_ROUTE).unwrap();
+    sock.bind_auto().unwrap();
+    sock.connect(&netlink_sys::SocketAddr::new(0, 0)).unwrap();
+    sock.send(&buf, 0).unwrap();
+    let (data, _) = sock.recv_from_full().unwrap();
+    let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&data).unwrap();
+    match reply.payload {
+        NetlinkPayload::Error(e) if e.code.is_some() => panic!("add route {dst}: {}", e.to_io()),
+        NetlinkPayload::Error(_) => {}
+        other => panic!("add route {dst}: unexpected reply {other:?}"),
+    }
 }
