@@ -17,16 +17,16 @@
  *     application chose (icsk_ca_setsockopt)? keep, count
  *     route locked (icsk_ca_dst_locked)?      keep, count
  *     else bpf_setsockopt(SOL_TCP, TCP_CONGESTION, arm's name), count assigned | failed
- *     bkpol_conn (sk_storage) = { start, rule, arm, flags }
- *     rule recorded? ask for STATE_CB on this socket
+ *     rule recorded? bkpol_conn (sk_storage) = { start, rule, arm, flags },
+ *                    and ask for STATE_CB on this socket
  *
  *   STATE_CB, new state TCP_CLOSE   (only sockets that asked)
  *     bkpol_conn has RECORD? read struct tcp_sock (bpf_skc_to_tcp_sock),
  *     reserve a record in bkpol_ring (full: count, drop), fill, submit
  *
  * Every other callback returns at once. No map grows with the number of
- * connections: per-connection state is sk_storage (freed with the socket)
- * and records stream through a fixed ring.
+ * connections: per-connection state (recorded rules only) is sk_storage,
+ * freed with the socket, and records stream through a fixed ring.
  *
  * IPv4-mapped IPv6 peers (dual-stack sockets) are looked up, drawn and
  * recorded as IPv4. The draw is bbrkit-policy's draw.rs, bit for bit.
@@ -357,6 +357,12 @@ static __always_inline void on_established(struct bpf_sock_ops *ctx)
 		flags = apply(ctx, sk, r, arm);
 		hit(rule, arm, flags);
 	}
+	/* Only a recorded connection needs state until it closes: creating
+	 * sk_storage is most of this program's cost (about 1.5 µs a socket),
+	 * and the rule and arm of any other connection are a pure function of
+	 * its addresses, ports and cookie (bbrkit-policy Compiled::decide). */
+	if (!(r->flags & BKPOL_RULE_RECORD))
+		return;
 	if (ctx->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		flags |= BKPOL_F_PASSIVE;
 	c = bpf_sk_storage_get(&bkpol_conn, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
@@ -364,10 +370,8 @@ static __always_inline void on_established(struct bpf_sock_ops *ctx)
 		count(BKPOL_S_NO_STORAGE);
 		return;
 	}
-	if (r->flags & BKPOL_RULE_RECORD) {
-		flags |= BKPOL_F_RECORD;
-		bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
-	}
+	flags |= BKPOL_F_RECORD;
+	bpf_sock_ops_cb_flags_set(ctx, ctx->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
 	c->start_ns = bpf_ktime_get_ns();
 	c->rule = rule;
 	c->arm = arm;

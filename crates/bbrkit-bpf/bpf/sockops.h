@@ -68,7 +68,7 @@ struct bkpol_cfg {
 #define BKPOL_F_RECORD 32	/* a record is due at close */
 #define BKPOL_F_NO_ARM 64	/* every weight of the rule was 0: nothing set */
 
-/* Per connection (sk_storage bkpol_conn): dies with the socket. */
+/* Per recorded connection (sk_storage bkpol_conn): dies with the socket. */
 struct bkpol_conn {
 	__u64 start_ns;	/* bpf_ktime_get_ns() at established */
 	__u16 rule;

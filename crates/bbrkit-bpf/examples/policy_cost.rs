@@ -60,11 +60,11 @@ fn cases(default: &str) -> Vec<(&'static str, Option<String>)> {
     ]
 }
 
-/// `(run_time_ns, run_cnt)` of the program.
-fn runtime() -> (u64, u64) {
+/// `(run_time_ns, run_cnt)` of program `id` (zeros without one).
+fn runtime(id: Option<u32>) -> (u64, u64) {
     ProgInfoIter::default()
-        .filter(|p| p.name.to_string_lossy() == bbrkit_bpf::sockops::PROGRAM)
-        .fold((0, 0), |(t, n), p| (t + p.run_time_ns, n + p.run_cnt))
+        .find(|p| Some(p.id) == id)
+        .map_or((0, 0), |p| (p.run_time_ns, p.run_cnt))
 }
 
 /// Moves this whole process into `cgroup` (its sockets are governed from
@@ -190,9 +190,10 @@ fn main() {
                     .as_ref()
                     .filter(|_| row.case == "record")
                     .map(|a| Records::new(a.maps()).unwrap());
-                let before = runtime();
+                let id = att.as_ref().map(|a| a.describe().unwrap().prog_id);
+                let before = runtime(id);
                 let round = churn(n, bytes, rec.as_mut());
-                let after = runtime();
+                let after = runtime(id);
                 row.per_sec.push(round.per_sec);
                 row.cpu_us.push(round.cpu_us);
                 row.bpf_ns += after.0 - before.0;

@@ -5,10 +5,11 @@
 //!
 //! ```text
 //! policy_peer peer [--listen ADDR]... [--dual ADDR]... [--listen-cc ADDR=CC]...
-//!                  [--accept N] [--to ADDR]... [--to-cc ADDR=CC]... [--send BYTES]
+//!                  [--accept N] [--reply BYTES] [--to ADDR]... [--to-cc ADDR=CC]... [--send BYTES]
 //!     listens (prints "ready"), connects to each --to in order (a socket with
 //!     --to-cc sets TCP_CONGESTION before connecting; --send writes that many
-//!     bytes on it), accepts N connections, prints one line per connection:
+//!     bytes on it), accepts N connections (--reply writes that many bytes
+//!     on each), prints one line per connection:
 //!         conn active|passive COOKIE LOCAL REMOTE CC
 //!     then "done"; closes every socket when a line arrives on stdin, prints
 //!     "closed" and exits.
@@ -135,7 +136,7 @@ fn split_eq(v: &str) -> Res<(SocketAddr, String)> {
 fn peer(args: &[String]) -> Res<()> {
     let mut listeners = Vec::new();
     let mut to: Vec<(SocketAddr, Option<String>)> = Vec::new();
-    let (mut accept, mut send) = (0usize, 0usize);
+    let (mut accept, mut send, mut reply) = (0usize, 0usize, 0usize);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let v = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -154,11 +155,12 @@ fn peer(args: &[String]) -> Res<()> {
                 to.push((a, Some(c)));
             }
             "--send" => send = v.parse().map_err(|e| format!("{v}: {e}"))?,
+            "--reply" => reply = v.parse().map_err(|e| format!("{v}: {e}"))?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
     println!("ready");
-    let acceptor = std::thread::spawn(move || accept_n(&listeners, accept));
+    let acceptor = std::thread::spawn(move || accept_n(&listeners, accept, reply));
     let mut held = Vec::new();
     for (addr, cc) in &to {
         let s = connect(*addr, cc.as_deref(), send)?;
@@ -177,8 +179,9 @@ fn peer(args: &[String]) -> Res<()> {
     Ok(())
 }
 
-/// Accepts `n` connections over all listeners (60 s at most).
-fn accept_n(listeners: &[TcpListener], n: usize) -> Res<Vec<Socket>> {
+/// Accepts `n` connections over all listeners (60 s at most), writing
+/// `reply` bytes on each.
+fn accept_n(listeners: &[TcpListener], n: usize, reply: usize) -> Res<Vec<Socket>> {
     let mut out = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while out.len() < n {
@@ -194,7 +197,11 @@ fn accept_n(listeners: &[TcpListener], n: usize) -> Res<Vec<Socket>> {
                 report("passive", &s);
                 // Drain what the other side sends, so its writes complete.
                 let mut r: TcpStream = s.try_clone().map_err(|e| e.to_string())?.into();
+                let mut w = r.try_clone().map_err(|e| e.to_string())?;
                 std::thread::spawn(move || std::io::copy(&mut r, &mut std::io::sink()));
+                if reply > 0 {
+                    std::thread::spawn(move || w.write_all(&vec![9u8; reply]));
+                }
                 out.push(s);
             }
         }

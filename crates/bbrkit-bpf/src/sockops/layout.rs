@@ -64,7 +64,7 @@ pub struct RawCfg {
     pub pad: u32,
 }
 
-/// `struct bkpol_conn` (sk_storage): one connection's decision.
+/// `struct bkpol_conn` (sk_storage): a recorded connection's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct RawConn {

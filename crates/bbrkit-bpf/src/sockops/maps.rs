@@ -65,7 +65,7 @@ pub struct Stats {
     pub unmatched: u64,
     /// ... whose rule had every weight at 0.
     pub no_arm: u64,
-    /// ... without per-connection storage (no record possible).
+    /// ... of recorded rules without per-connection storage (no record).
     pub no_storage: u64,
     /// Records written to the ring.
     pub records: u64,
@@ -145,8 +145,10 @@ impl Maps {
     }
 
     /// The per-connection sk_storage map (`bkpol_conn`, values
-    /// [`layout::RawConn`]): what sock_diag's `INET_DIAG_REQ_SK_BPF_STORAGES`
-    /// asks for to show each connection's rule and arm.
+    /// [`layout::RawConn`]) of connections of recorded rules: what sock_diag's
+    /// `INET_DIAG_REQ_SK_BPF_STORAGES` asks for to sample a trial's
+    /// connections still open (start, rule, arm). The rule and arm of any
+    /// connection are also `Compiled::decide` of its addresses and cookie.
     pub fn conn(&self) -> &MapHandle {
         self.get("bkpol_conn")
     }
