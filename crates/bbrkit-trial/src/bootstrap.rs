@@ -41,13 +41,19 @@ pub(crate) struct ArmSample {
     bounds: Vec<[usize; CLASSES + 1]>,
     /// Ranges of `bounds` resampled separately.
     strata: Vec<std::ops::Range<usize>>,
+    /// Per stratum, when stratified by class: its class (its units are one
+    /// value each, contiguous in `values`).
+    stratum_class: Vec<Option<usize>>,
 }
 
 impl ArmSample {
     /// Arranges `(unit, class, goodput)` triples. `stratify_by_class`: every
     /// unit has one value (per-connection units) and the strata are the
     /// classes; otherwise the units are clusters in one stratum.
-    pub fn new(values: impl IntoIterator<Item = (u32, SizeClass, f64)>, stratify_by_class: bool) -> Self {
+    pub fn new(
+        values: impl IntoIterator<Item = (u32, SizeClass, f64)>,
+        stratify_by_class: bool,
+    ) -> Self {
         let mut by_unit: BTreeMap<(usize, u32), [Vec<f64>; CLASSES]> = BTreeMap::new();
         for (unit, class, g) in values {
             let stratum = if stratify_by_class { class.index() } else { 0 };
@@ -59,6 +65,7 @@ impl ArmSample {
             if current != Some(stratum) {
                 current = Some(stratum);
                 s.strata.push(s.bounds.len()..s.bounds.len());
+                s.stratum_class.push(stratify_by_class.then_some(stratum));
             }
             let mut b = [0; CLASSES + 1];
             for (k, v) in classes.iter().enumerate() {
@@ -88,8 +95,17 @@ impl ArmSample {
         for b in bufs.iter_mut() {
             b.clear();
         }
-        for stratum in &self.strata {
+        for (stratum, class) in self.strata.iter().zip(&self.stratum_class) {
             let n = stratum.len() as u64;
+            if let Some(k) = *class {
+                // One value per unit, contiguous: draw values directly.
+                if classes.contains(&k) {
+                    let first = self.bounds[stratum.start][k];
+                    let values = &self.values[first..first + stratum.len()];
+                    bufs[k].extend((0..n).map(|_| values[below(rng, n)]));
+                }
+                continue;
+            }
             for _ in 0..n {
                 let u = stratum.start + below(rng, n);
                 let b = &self.bounds[u];
@@ -125,7 +141,11 @@ pub(crate) struct Draws {
 }
 
 /// Per class log ratio `ln med_B − ln med_A` of the given class buffers.
-fn log_ratios(a: &mut [Vec<f64>; CLASSES], b: &mut [Vec<f64>; CLASSES], classes: &[usize]) -> Option<[f64; CLASSES]> {
+fn log_ratios(
+    a: &mut [Vec<f64>; CLASSES],
+    b: &mut [Vec<f64>; CLASSES],
+    classes: &[usize],
+) -> Option<[f64; CLASSES]> {
     let mut out = [0.0; CLASSES];
     for &k in classes {
         out[k] = median(&mut b[k])?.ln() - median(&mut a[k])?.ln();
@@ -134,7 +154,11 @@ fn log_ratios(a: &mut [Vec<f64>; CLASSES], b: &mut [Vec<f64>; CLASSES], classes:
 }
 
 /// The combined statistic from per-class log ratios.
-pub(crate) fn combine(per_class: &[f64; CLASSES], weights: &[f64; CLASSES], classes: &[usize]) -> f64 {
+pub(crate) fn combine(
+    per_class: &[f64; CLASSES],
+    weights: &[f64; CLASSES],
+    classes: &[usize],
+) -> f64 {
     classes.iter().map(|&k| weights[k] * per_class[k]).sum()
 }
 
@@ -188,13 +212,25 @@ mod tests {
     #[test]
     fn units_and_strata_are_arranged() {
         let s = ArmSample::new(
-            [(7, Under100Kb, 1.0), (3, Over10Mb, 5.0), (7, Over10Mb, 2.0), (3, Under100Kb, 4.0)],
+            [
+                (7, Under100Kb, 1.0),
+                (3, Over10Mb, 5.0),
+                (7, Over10Mb, 2.0),
+                (3, Under100Kb, 4.0),
+            ],
             false,
         );
         assert_eq!(s.strata, vec![0..2]);
         assert_eq!(s.class_values(0), vec![4.0, 1.0], "unit 3 first");
         assert_eq!(s.class_values(3), vec![5.0, 2.0]);
-        let c = ArmSample::new([(1, Under100Kb, 1.0), (2, Over10Mb, 2.0), (3, Under100Kb, 3.0)], true);
+        let c = ArmSample::new(
+            [
+                (1, Under100Kb, 1.0),
+                (2, Over10Mb, 2.0),
+                (3, Under100Kb, 3.0),
+            ],
+            true,
+        );
         assert_eq!(c.strata, vec![0..2, 2..3], "one stratum per class present");
     }
 
@@ -232,8 +268,22 @@ mod tests {
 
     #[test]
     fn the_point_statistic_is_the_weighted_log_ratio_of_medians() {
-        let a = ArmSample::new([(0, Under100Kb, 1.0), (1, Under100Kb, 3.0), (2, Over10Mb, 10.0)], true);
-        let b = ArmSample::new([(0, Under100Kb, 2.0), (1, Under100Kb, 2.0), (2, Over10Mb, 40.0)], true);
+        let a = ArmSample::new(
+            [
+                (0, Under100Kb, 1.0),
+                (1, Under100Kb, 3.0),
+                (2, Over10Mb, 10.0),
+            ],
+            true,
+        );
+        let b = ArmSample::new(
+            [
+                (0, Under100Kb, 2.0),
+                (1, Under100Kb, 2.0),
+                (2, Over10Mb, 40.0),
+            ],
+            true,
+        );
         let l = point([&a, &b], &[0, 3]).unwrap();
         assert!((l[0] - 0.0).abs() < 1e-12, "medians 2 and 2");
         assert!((l[3] - 4f64.ln()).abs() < 1e-12);
@@ -244,8 +294,14 @@ mod tests {
 
     #[test]
     fn draws_are_reproducible_from_the_seed_and_vary_with_it() {
-        let a = ArmSample::new((0..40u32).map(|i| (i, To1Mb, f64::from(i % 17) + 1.0)), true);
-        let b = ArmSample::new((0..40u32).map(|i| (i, To1Mb, f64::from(i % 13) + 2.0)), true);
+        let a = ArmSample::new(
+            (0..40u32).map(|i| (i, To1Mb, f64::from(i % 17) + 1.0)),
+            true,
+        );
+        let b = ArmSample::new(
+            (0..40u32).map(|i| (i, To1Mb, f64::from(i % 13) + 2.0)),
+            true,
+        );
         let w = [0.0, 1.0, 0.0, 0.0];
         let d1 = draws([&a, &b], &[1], &w, 200, 9);
         assert_eq!(d1, draws([&a, &b], &[1], &w, 200, 9));

@@ -217,11 +217,7 @@ impl TrialDef {
         check_open_unit("confidence", s.confidence, 0.5)?;
         check_open_unit("equivalence margin", s.equivalence_margin, 0.0)?;
         check_open_unit("sample-ratio alpha", s.srm_alpha, 0.0)?;
-        check_open_unit(
-            "goodput guardrail",
-            self.guardrails.max_goodput_loss,
-            0.0,
-        )?;
+        check_open_unit("goodput guardrail", self.guardrails.max_goodput_loss, 0.0)?;
         check_open_unit(
             "retransmit guardrail",
             self.guardrails.max_retransmit_increase,

@@ -135,8 +135,15 @@ fn counts(arms: [&[&Obs]; 2]) -> Counts {
     c
 }
 
-/// Compares B (`arms[1]`) with A (`arms[0]`) in `mode`, drawing from `seed`.
-pub(crate) fn compare(def: &TrialDef, mode: Mode, seed: u64, arms: [&[&Obs]; 2]) -> Comparison {
+/// Compares B (`arms[1]`) with A (`arms[0]`) in `mode` with `resamples`
+/// bootstrap resamples drawn from `seed`.
+pub(crate) fn compare(
+    def: &TrialDef,
+    mode: Mode,
+    resamples: usize,
+    seed: u64,
+    arms: [&[&Obs]; 2],
+) -> Comparison {
     let s = &def.settings;
     let cluster = def.unit != Unit::Connection;
     let c = counts(arms);
@@ -160,8 +167,14 @@ pub(crate) fn compare(def: &TrialDef, mode: Mode, seed: u64, arms: [&[&Obs]; 2])
     let per_class = bootstrap::point([&samples[0], &samples[1]], &informative)
         .expect("informative classes have values in both arms");
     let est = bootstrap::combine(&per_class, &weights, &informative);
-    let d = bootstrap::draws([&samples[0], &samples[1]], &informative, &weights, s.resamples, seed);
-    if d.combined.len() * 10 < s.resamples * 9 {
+    let d = bootstrap::draws(
+        [&samples[0], &samples[1]],
+        &informative,
+        &weights,
+        resamples,
+        seed,
+    );
+    if d.combined.len() * 10 < resamples * 9 {
         return Comparison::TooFew {
             needed: Needed {
                 per_arm: s.min_units as u64 * 2,
@@ -170,7 +183,7 @@ pub(crate) fn compare(def: &TrialDef, mode: Mode, seed: u64, arms: [&[&Obs]; 2])
             reason: format!(
                 "{} of {} resamples lost a size class: its connections come from too few {}",
                 d.failed,
-                s.resamples,
+                resamples,
                 def.unit.plural()
             ),
         };
@@ -206,7 +219,8 @@ impl Basis {
         let iv = Intervals::new(def);
         let t = (self.units[0] + self.units[1]) as f64;
         let (ci_low, ci_high) = iv.of(mode, self.est, &self.draws.combined, t);
-        let (anytime_low, anytime_high) = iv.of(Mode::Sequential, self.est, &self.draws.combined, t);
+        let (anytime_low, anytime_high) =
+            iv.of(Mode::Sequential, self.est, &self.draws.combined, t);
         Effect {
             ratio: self.est.exp(),
             ci_low,
@@ -215,8 +229,15 @@ impl Basis {
             anytime_low,
             anytime_high,
             pooled_ratio,
-            combined_over: self.informative.iter().map(|&k| SizeClass::ALL[k]).collect(),
-            classes: SizeClass::ALL.iter().map(|&c| self.class(&iv, mode, c)).collect(),
+            combined_over: self
+                .informative
+                .iter()
+                .map(|&k| SizeClass::ALL[k])
+                .collect(),
+            classes: SizeClass::ALL
+                .iter()
+                .map(|&c| self.class(&iv, mode, c))
+                .collect(),
             units: self.units,
             resamples: self.draws.combined.len(),
         }

@@ -123,7 +123,11 @@ fn pooled_rate(obs: &[&Obs]) -> Option<(f64, f64, usize)> {
 
 /// The retransmit guardrail (`None` until each arm has the minimum of
 /// connections, and of units with per-client or per-prefix units).
-pub(crate) fn retransmits(def: &TrialDef, iv: &Intervals, arms: [&[&Obs]; 2]) -> Option<GuardrailCheck> {
+pub(crate) fn retransmits(
+    def: &TrialDef,
+    iv: &Intervals,
+    arms: [&[&Obs]; 2],
+) -> Option<GuardrailCheck> {
     let s = &def.settings;
     let min_units = if def.unit == Unit::Connection {
         s.min_connections
@@ -233,7 +237,11 @@ mod tests {
         assert_eq!(c.tripped, Some("B"));
         let d = decide(&t.def, "all", &[c]).unwrap();
         assert_eq!((d.stop, d.send_to, d.cc.as_str()), ("B", "A", "cubic"));
-        assert!(d.because[0].starts_with("retransmit rate B-A +7."), "{:?}", d.because);
+        assert!(
+            d.because[0].starts_with("retransmit rate B-A +7."),
+            "{:?}",
+            d.because
+        );
     }
 
     #[test]
@@ -270,7 +278,12 @@ mod tests {
             bound: 0.8,
             tripped: Some("B"),
         };
-        assert_eq!(decide(&t.def, "x", std::slice::from_ref(&c)).unwrap().send_to, "B");
+        assert_eq!(
+            decide(&t.def, "x", std::slice::from_ref(&c))
+                .unwrap()
+                .send_to,
+            "B"
+        );
         let both = decide(&t.def, "x", &[c, g]).unwrap();
         assert_eq!((both.stop, both.send_to), ("B", "A"));
         assert_eq!(both.because.len(), 2);

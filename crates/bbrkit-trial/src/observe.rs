@@ -301,9 +301,18 @@ pub(crate) mod tests {
         let a = rec(1, 0, "198.51.100.7", 50_000, 8e6);
         t.add(&a);
         t.add(&a); // the same connection again
-        t.add(&ConnRecord { rule: None, ..rec(2, 0, "198.51.100.7", 1, 1.0) });
-        t.add(&ConnRecord { arm: 2, ..rec(3, 0, "198.51.100.7", 1, 1.0) });
-        t.add(&ConnRecord { open: true, ..rec(1, 1, "2001:db8:5:6::1", 2_000_000, 1e7) });
+        t.add(&ConnRecord {
+            rule: None,
+            ..rec(2, 0, "198.51.100.7", 1, 1.0)
+        });
+        t.add(&ConnRecord {
+            arm: 2,
+            ..rec(3, 0, "198.51.100.7", 1, 1.0)
+        });
+        t.add(&ConnRecord {
+            open: true,
+            ..rec(1, 1, "2001:db8:5:6::1", 2_000_000, 1e7)
+        });
         t.add(&rec(4, 1, "198.51.100.9", 20_000_000, 1e8));
         let c = t.counts();
         assert_eq!(
@@ -317,7 +326,10 @@ pub(crate) mod tests {
         assert_ne!(t.obs[0].unit, t.obs[1].unit, "per-connection units");
         assert!((t.obs[0].goodput.unwrap() - 8e6).abs() < 1.0);
         assert_eq!(t.open.len(), 1);
-        assert_eq!(t.groups[t.open[0].group as usize].label(), "2001:db8:5::/48");
+        assert_eq!(
+            t.groups[t.open[0].group as usize].label(),
+            "2001:db8:5::/48"
+        );
     }
 
     #[test]
@@ -341,8 +353,14 @@ pub(crate) mod tests {
         let mut def = TrialDef::new("cubic", "bbr");
         def.grouping = Grouping::Rule;
         let mut t = Trial::new(def).unwrap();
-        t.add(&ConnRecord { rule: Some(3), ..rec(1, 0, "192.0.2.1", 1000, 1e6) });
-        t.add(&ConnRecord { rule: Some(3), ..rec(2, 1, "203.0.113.1", 1000, 1e6) });
+        t.add(&ConnRecord {
+            rule: Some(3),
+            ..rec(1, 0, "192.0.2.1", 1000, 1e6)
+        });
+        t.add(&ConnRecord {
+            rule: Some(3),
+            ..rec(2, 1, "203.0.113.1", 1000, 1e6)
+        });
         assert_eq!(t.groups.len(), 1);
         assert_eq!(t.groups[0].label(), "rule 3");
     }

@@ -35,6 +35,25 @@ pub struct Look {
     pub mode: Mode,
     /// How long the trial has run, when the caller knows (reported).
     pub duration_s: Option<f64>,
+    /// Bootstrap resamples for this look (`None`: the definition's; at
+    /// least 100). A
+    /// progress display that looks every second may take fewer: the
+    /// anytime interval's SE comes from the draws' interquartile range,
+    /// which a few hundred resamples estimate well.
+    pub resamples: Option<usize>,
+}
+
+impl Look {
+    /// A look with `seed` in `mode`, the definition's resamples and no
+    /// duration.
+    pub fn new(seed: u64, mode: Mode) -> Look {
+        Look {
+            seed,
+            mode,
+            duration_s: None,
+            resamples: None,
+        }
+    }
 }
 
 /// One arm of the split.
@@ -105,7 +124,7 @@ pub struct Report {
     pub mode: Mode,
     /// Bootstrap seed.
     pub seed: u64,
-    /// Bootstrap resamples asked for.
+    /// Bootstrap resamples asked for (per comparison).
     pub resamples: usize,
     /// Duration of the trial so far, when known.
     pub duration_s: Option<f64>,
@@ -133,6 +152,9 @@ impl Report {
     }
 }
 
+/// The fewest resamples a look takes (the definition's own minimum).
+const MIN_RESAMPLES: usize = 100;
+
 /// Receiver-side when more than this fraction of a group's connections
 /// received more than they sent ("mostly").
 const RECEIVER_SIDE_FRACTION: f64 = 0.5;
@@ -150,6 +172,13 @@ struct GroupInput<'a> {
     open: [Vec<&'a OpenObs>; 2],
     seed: u64,
     srm_alpha: f64,
+}
+
+impl GroupInput<'_> {
+    /// Connections, closed and open.
+    fn len(&self) -> usize {
+        self.obs.iter().map(Vec::len).sum::<usize>() + self.open.iter().map(Vec::len).sum::<usize>()
+    }
 }
 
 pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
@@ -184,13 +213,29 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
         seed: stream(look.seed, 0),
         srm_alpha: def.settings.srm_alpha,
     };
-    let mut overall = group_report(def, look.mode, &all);
+    let resamples = look
+        .resamples
+        .unwrap_or(def.settings.resamples)
+        .max(MIN_RESAMPLES);
+    let mut overall = group_report(def, look.mode, resamples, &all);
     let (trusted, untrusted_because) = trust(t, overall.sample_ratio.as_ref());
     overall.trusted = trusted;
+    let total = t.obs.len() + t.open.len();
     let groups: Vec<GroupReport> = inputs
         .iter()
         .map(|g| {
-            let mut r = group_report(def, look.mode, g);
+            let mut r = if g.len() == total && !single_unit_groups(def) {
+                // The only group holds every connection: the same analysis.
+                GroupReport {
+                    group: g.label.clone(),
+                    prefix: None,
+                    rule: None,
+                    ..overall.clone()
+                }
+            } else {
+                group_report(def, look.mode, resamples, g)
+            };
+            (r.prefix, r.rule) = key_parts(g.key);
             r.trusted = trusted && r.trusted;
             r
         })
@@ -211,7 +256,7 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
         equivalence_margin: def.settings.equivalence_margin,
         mode: look.mode,
         seed: look.seed,
-        resamples: def.settings.resamples,
+        resamples,
         duration_s: look.duration_s,
         records: t.counts.clone(),
         sample_ratio: overall.sample_ratio.clone(),
@@ -256,7 +301,10 @@ fn trust(t: &Trial, srm: Option<&SampleRatio>) -> (bool, Vec<String>) {
         ));
     }
     if c.unexpected_arm > 0 {
-        why.push(format!("{} records with an arm the split does not have", c.unexpected_arm));
+        why.push(format!(
+            "{} records with an arm the split does not have",
+            c.unexpected_arm
+        ));
     }
     if c.duplicate > 0 {
         why.push(format!("{} connections recorded twice", c.duplicate));
@@ -272,7 +320,7 @@ fn trust(t: &Trial, srm: Option<&SampleRatio>) -> (bool, Vec<String>) {
     (why.is_empty(), why)
 }
 
-fn group_report(def: &TrialDef, mode: Mode, g: &GroupInput) -> GroupReport {
+fn group_report(def: &TrialDef, mode: Mode, resamples: usize, g: &GroupInput) -> GroupReport {
     let arms = [0, 1].map(|i| arm_summary(ARM_NAMES[i], &def.arms[i].cc, &g.obs[i]));
     let n = g.obs[0].len() + g.obs[1].len();
     let mostly_received = if n == 0 {
@@ -286,7 +334,7 @@ fn group_report(def: &TrialDef, mode: Mode, g: &GroupInput) -> GroupReport {
         [def.share(0), def.share(1)],
         g.srm_alpha,
     );
-    let single_unit = def.unit == Unit::Prefix && def.grouping == Grouping::Prefix && g.key.is_some();
+    let single_unit = single_unit_groups(def) && g.key.is_some();
     let comparison = if single_unit {
         Comparison::TooFew {
             needed: Needed {
@@ -298,7 +346,7 @@ fn group_report(def: &TrialDef, mode: Mode, g: &GroupInput) -> GroupReport {
                 .into(),
         }
     } else {
-        compare(def, mode, g.seed, [&g.obs[0], &g.obs[1]])
+        compare(def, mode, resamples, g.seed, [&g.obs[0], &g.obs[1]])
     };
     let receiver_side = mostly_received > RECEIVER_SIDE_FRACTION;
     let (effect, mut verdict, reason, needed) = judge(def, comparison);
@@ -319,11 +367,7 @@ fn group_report(def: &TrialDef, mode: Mode, g: &GroupInput) -> GroupReport {
     } else {
         reason
     };
-    let (prefix, rule) = match g.key {
-        Some(GroupKey::Prefix(p)) => (Some(p.clone()), None),
-        Some(GroupKey::Rule(r)) => (None, Some(*r)),
-        None => (None, None),
-    };
+    let (prefix, rule) = key_parts(g.key);
     GroupReport {
         group: g.label.clone(),
         prefix,
@@ -338,6 +382,20 @@ fn group_report(def: &TrialDef, mode: Mode, g: &GroupInput) -> GroupReport {
         sample_ratio,
         guardrails,
         open: [0, 1].map(|i| open_summary(ARM_NAMES[i], &g.open[i])),
+    }
+}
+
+/// Each group is one unit of randomization (prefix units, prefix groups).
+fn single_unit_groups(def: &TrialDef) -> bool {
+    def.unit == Unit::Prefix && def.grouping == Grouping::Prefix
+}
+
+/// The prefix or rule of a group's key.
+fn key_parts(key: Option<&GroupKey>) -> (Option<String>, Option<u16>) {
+    match key {
+        Some(GroupKey::Prefix(p)) => (Some(p.clone()), None),
+        Some(GroupKey::Rule(r)) => (None, Some(*r)),
+        None => (None, None),
     }
 }
 
@@ -373,7 +431,8 @@ fn judge(def: &TrialDef, c: Comparison) -> (Option<Effect>, Verdict, String, Opt
             1.0 + m
         ),
         _ => {
-            let per_arm = needed_per_arm(e.ratio, e.ci_low, e.ci_high, m, e.units[0].max(e.units[1]));
+            let per_arm =
+                needed_per_arm(e.ratio, e.ci_low, e.ci_high, m, e.units[0].max(e.units[1]));
             needed = Some(Needed {
                 per_arm,
                 of: def.unit.plural().into(),

@@ -48,7 +48,12 @@ const MIN_EXPECTED: f64 = 5.0;
 
 /// Checks `observed` units against the split `shares` (summing to 1) at
 /// level `alpha`. `None` while an expected count is below 5.
-pub fn check(counted: &'static str, observed: [u64; 2], shares: [f64; 2], alpha: f64) -> Option<SampleRatio> {
+pub fn check(
+    counted: &'static str,
+    observed: [u64; 2],
+    shares: [f64; 2],
+    alpha: f64,
+) -> Option<SampleRatio> {
     let total = (observed[0] + observed[1]) as f64;
     let expected = [total * shares[0], total * shares[1]];
     if expected.iter().any(|&e| e < MIN_EXPECTED) {
@@ -97,7 +102,11 @@ mod tests {
         assert_eq!(s.expected, [900.0, 100.0]);
         assert_eq!((s.chi_square, s.p_value, s.mismatch), (0.0, 1.0, false));
         // The same counts under 50/50 are a gross mismatch.
-        assert!(check("clients", [900, 100], [0.5, 0.5], 0.001).unwrap().mismatch);
+        assert!(
+            check("clients", [900, 100], [0.5, 0.5], 0.001)
+                .unwrap()
+                .mismatch
+        );
     }
 
     #[test]

@@ -141,7 +141,13 @@ mod tests {
         let s: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
         assert_eq!(
             s,
-            ["better", "worse", "no_difference", "insufficient_data", "receiver_side"]
+            [
+                "better",
+                "worse",
+                "no_difference",
+                "insufficient_data",
+                "receiver_side"
+            ]
         );
         assert_eq!(
             serde_json::to_string(&Verdict::NoDifference).unwrap(),

@@ -58,6 +58,9 @@ mod tests {
         assert_eq!(ratio(118.3), "118x");
         assert_eq!(ratio(f64::NAN), "-");
         assert_eq!(ratio_interval(1.42, 1.1, 1.834), "1.42x [1.10, 1.83]");
-        assert_eq!(interval_name(0.95, Mode::Sequential), "95% anytime interval");
+        assert_eq!(
+            interval_name(0.95, Mode::Sequential),
+            "95% anytime interval"
+        );
     }
 }

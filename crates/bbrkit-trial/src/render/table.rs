@@ -117,7 +117,12 @@ impl Rows {
 
     fn render(&self, indent: &str) -> String {
         let w0 = self.0.iter().map(|r| r[0].len()).max().unwrap_or(0);
-        let w1 = self.0.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
+        let w1 = self
+            .0
+            .iter()
+            .map(|r| r[1].chars().count())
+            .max()
+            .unwrap_or(0);
         let mut s = String::new();
         for [l, a, b] in &self.0 {
             let pad = w1 - a.chars().count();
@@ -130,7 +135,11 @@ impl Rows {
 fn group(r: &Report, g: &GroupReport) -> String {
     let n = g.arms[0].connections + g.arms[1].connections;
     let trust = if g.trusted { "" } else { ", UNTRUSTED" };
-    let mut s = format!("{}: {} ({n} connections{trust})\n", g.group, g.verdict.as_str());
+    let mut s = format!(
+        "{}: {} ({n} connections{trust})\n",
+        g.group,
+        g.verdict.as_str()
+    );
     let [a, b] = &g.arms;
     let mut rows = Rows(Vec::new());
     rows.add("", format!("A {}", a.cc), format!("B {}", b.cc));
@@ -148,7 +157,12 @@ fn group(r: &Report, g: &GroupReport) -> String {
         let _ = writeln!(s, "  guardrails: {}", checks.join("; "));
     }
     if g.open.iter().any(|o| o.connections > 0) {
-        let _ = writeln!(s, "  open at the end (not above): {}, {}", open(&g.open[0]), open(&g.open[1]));
+        let _ = writeln!(
+            s,
+            "  open at the end (not above): {}, {}",
+            open(&g.open[0]),
+            open(&g.open[1])
+        );
     }
     s
 }
@@ -161,27 +175,39 @@ fn arm_rows(rows: &mut Rows, a: &ArmSummary, b: &ArmSummary) {
         add("units", both(&|s| s.units.to_string()));
     }
     add("bytes acked", both(&|s| bytes(s.bytes_acked)));
-    let g = |f: fn(&Spread) -> f64| move |s: &ArmSummary| opt(s.goodput_bits_per_second.as_ref().map(|x| rate(f(x))));
+    let g = |f: fn(&Spread) -> f64| {
+        move |s: &ArmSummary| opt(s.goodput_bits_per_second.as_ref().map(|x| rate(f(x))))
+    };
     add("goodput p10", both(&g(|x| x.p10)));
     add("goodput median", both(&g(|x| x.median)));
     add("goodput p90", both(&g(|x| x.p90)));
-    add("retransmit rate", both(&|s| opt(s.retransmit_rate.map(pct))));
+    add(
+        "retransmit rate",
+        both(&|s| opt(s.retransmit_rate.map(pct))),
+    );
     add(
         "rtt inflation median",
         both(&|s| opt(s.rtt_inflation.map(|x| format!("{:.2}", x.median)))),
     );
     add(
         "limited rwnd/sndbuf/app",
-        both(&|s| opt(s.limited.map(|l| format!("{} / {} / {}", pct(l.rwnd), pct(l.sndbuf), pct(l.app))))),
+        both(&|s| {
+            opt(s
+                .limited
+                .map(|l| format!("{} / {} / {}", pct(l.rwnd), pct(l.sndbuf), pct(l.app))))
+        }),
     );
     for class in SizeClass::ALL {
         let cell = |s: &ArmSummary| {
-            s.classes.iter().find(|c| c.class == class).map_or("-".into(), |c| {
-                format!(
-                    "{}: {:.0} / {:.0} / {:.0} ms",
-                    c.connections, c.fct_ms.p50, c.fct_ms.p90, c.fct_ms.p99
-                )
-            })
+            s.classes
+                .iter()
+                .find(|c| c.class == class)
+                .map_or("-".into(), |c| {
+                    format!(
+                        "{}: {:.0} / {:.0} / {:.0} ms",
+                        c.connections, c.fct_ms.p50, c.fct_ms.p90, c.fct_ms.p99
+                    )
+                })
         };
         add(&format!("fct {} p50/p90/p99", class.label()), both(&cell));
     }
@@ -243,7 +269,12 @@ fn guardrail(c: &GuardrailCheck) -> String {
 }
 
 fn open(o: &OpenSummary) -> String {
-    format!("{} {} ({} acked)", o.arm, o.connections, bytes(o.bytes_acked))
+    format!(
+        "{} {} ({} acked)",
+        o.arm,
+        o.connections,
+        bytes(o.bytes_acked)
+    )
 }
 
 fn decisions(r: &Report) -> String {

@@ -31,21 +31,60 @@ pub fn textfile(report: &Report, max_groups: usize) -> Result<String, TrialError
         .chain(report.groups.iter().take(max_groups))
         .collect();
     let mut w = Writer(Exposition::new());
-    w.family("bbrkit_trial_split_share", Gauge, "Share of new connections each arm is assigned (0..1).")?;
+    w.family(
+        "bbrkit_trial_split_share",
+        Gauge,
+        "Share of new connections each arm is assigned (0..1).",
+    )?;
     for s in &report.split {
         w.sample(&[("arm", s.arm), ("cc", &s.cc)], s.share)?;
     }
-    per_arm(&mut w, &groups, "bbrkit_trial_connections_total", Counter, "Connections closed during the trial.", |a| Some(a.connections as f64))?;
-    w.family("bbrkit_trial_open_connections", Gauge, "Connections still open, reported apart.")?;
+    per_arm(
+        &mut w,
+        &groups,
+        "bbrkit_trial_connections_total",
+        Counter,
+        "Connections closed during the trial.",
+        |a| Some(a.connections as f64),
+    )?;
+    w.family(
+        "bbrkit_trial_open_connections",
+        Gauge,
+        "Connections still open, reported apart.",
+    )?;
     for g in &groups {
         for (i, o) in g.open.iter().enumerate() {
-            w.sample(&[("group", &g.group), ("arm", o.arm), ("cc", &g.arms[i].cc)], o.connections as f64)?;
+            w.sample(
+                &[("group", &g.group), ("arm", o.arm), ("cc", &g.arms[i].cc)],
+                o.connections as f64,
+            )?;
         }
     }
-    per_arm(&mut w, &groups, "bbrkit_trial_bytes_acked_total", Counter, "Payload bytes acknowledged on closed connections.", |a| Some(a.bytes_acked as f64))?;
+    per_arm(
+        &mut w,
+        &groups,
+        "bbrkit_trial_bytes_acked_total",
+        Counter,
+        "Payload bytes acknowledged on closed connections.",
+        |a| Some(a.bytes_acked as f64),
+    )?;
     goodput(&mut w, &groups)?;
-    per_arm(&mut w, &groups, "bbrkit_trial_retransmit_ratio", Gauge, "Retransmitted over sent segments, closed connections pooled.", |a| a.retransmit_rate)?;
-    per_arm(&mut w, &groups, "bbrkit_trial_rtt_inflation_ratio", Gauge, "Median smoothed over minimum RTT per connection.", |a| a.rtt_inflation.map(|s| s.median))?;
+    per_arm(
+        &mut w,
+        &groups,
+        "bbrkit_trial_retransmit_ratio",
+        Gauge,
+        "Retransmitted over sent segments, closed connections pooled.",
+        |a| a.retransmit_rate,
+    )?;
+    per_arm(
+        &mut w,
+        &groups,
+        "bbrkit_trial_rtt_inflation_ratio",
+        Gauge,
+        "Median smoothed over minimum RTT per connection.",
+        |a| a.rtt_inflation.map(|s| s.median),
+    )?;
     effect(&mut w, &groups)?;
     verdicts(&mut w, &groups)?;
     trust(&mut w, report, &groups)?;
@@ -58,7 +97,9 @@ struct Writer(Exposition);
 
 impl Writer {
     fn family(&mut self, name: &str, kind: MetricType, help: &str) -> Result<(), TrialError> {
-        self.0.family(name, kind, help).map_err(TrialError::Exposition)
+        self.0
+            .family(name, kind, help)
+            .map_err(TrialError::Exposition)
     }
 
     fn sample(&mut self, labels: &[(&str, &str)], value: f64) -> Result<(), TrialError> {
@@ -91,12 +132,26 @@ fn goodput(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
         Gauge,
         "Goodput of closed connections over their busy time: p10, median, p90 across connections.",
     )?;
-    let qs: [(&str, fn(&Spread) -> f64); 3] = [("0.1", |s| s.p10), ("0.5", |s| s.median), ("0.9", |s| s.p90)];
+    let qs: [(&str, fn(&Spread) -> f64); 3] = [
+        ("0.1", |s| s.p10),
+        ("0.5", |s| s.median),
+        ("0.9", |s| s.p90),
+    ];
     for g in groups {
         for a in &g.arms {
-            let Some(s) = &a.goodput_bits_per_second else { continue };
+            let Some(s) = &a.goodput_bits_per_second else {
+                continue;
+            };
             for (q, f) in qs {
-                w.sample(&[("group", &g.group), ("arm", a.arm), ("cc", &a.cc), ("quantile", q)], f(s))?;
+                w.sample(
+                    &[
+                        ("group", &g.group),
+                        ("arm", a.arm),
+                        ("cc", &a.cc),
+                        ("quantile", q),
+                    ],
+                    f(s),
+                )?;
             }
         }
     }
@@ -105,9 +160,21 @@ fn goodput(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
 
 fn effect(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
     let parts: [(&str, &str, fn(&crate::Effect) -> f64); 3] = [
-        ("bbrkit_trial_effect_ratio", "Size-stratified ratio of median goodputs, B over A.", |e| e.ratio),
-        ("bbrkit_trial_effect_ratio_ci_low", "Low end of the effect's interval (the report's mode).", |e| e.ci_low),
-        ("bbrkit_trial_effect_ratio_ci_high", "High end of the effect's interval (the report's mode).", |e| e.ci_high),
+        (
+            "bbrkit_trial_effect_ratio",
+            "Size-stratified ratio of median goodputs, B over A.",
+            |e| e.ratio,
+        ),
+        (
+            "bbrkit_trial_effect_ratio_ci_low",
+            "Low end of the effect's interval (the report's mode).",
+            |e| e.ci_low,
+        ),
+        (
+            "bbrkit_trial_effect_ratio_ci_high",
+            "High end of the effect's interval (the report's mode).",
+            |e| e.ci_high,
+        ),
     ];
     for (name, help, f) in parts {
         w.family(name, Gauge, help)?;
@@ -121,10 +188,17 @@ fn effect(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
 }
 
 fn verdicts(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
-    w.family("bbrkit_trial_verdict", Gauge, "1 for the group's current verdict, 0 for the others.")?;
+    w.family(
+        "bbrkit_trial_verdict",
+        Gauge,
+        "1 for the group's current verdict, 0 for the others.",
+    )?;
     for g in groups {
         for v in Verdict::ALL {
-            w.sample(&[("group", &g.group), ("verdict", v.as_str())], f64::from(u8::from(g.verdict == v)))?;
+            w.sample(
+                &[("group", &g.group), ("verdict", v.as_str())],
+                f64::from(u8::from(g.verdict == v)),
+            )?;
         }
     }
     Ok(())
@@ -136,21 +210,40 @@ fn trust(w: &mut Writer, report: &Report, groups: &[&GroupReport]) -> Result<(),
         w.sample(&[("group", &g.group)], f64::from(u8::from(g.trusted)))?;
     }
     if let Some(s) = &report.sample_ratio {
-        w.family("bbrkit_trial_sample_ratio_p_value", Gauge, "Chi-square p-value of the arms' unit counts against the split.")?;
+        w.family(
+            "bbrkit_trial_sample_ratio_p_value",
+            Gauge,
+            "Chi-square p-value of the arms' unit counts against the split.",
+        )?;
         w.sample(&[], s.p_value)?;
-        w.family("bbrkit_trial_sample_ratio_mismatch", Gauge, "1 when the arms' counts do not fit the split (p below the trial's alpha).")?;
+        w.family(
+            "bbrkit_trial_sample_ratio_mismatch",
+            Gauge,
+            "1 when the arms' counts do not fit the split (p below the trial's alpha).",
+        )?;
         w.sample(&[], f64::from(u8::from(s.mismatch)))?;
     }
     Ok(())
 }
 
 fn guardrails(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
-    w.family("bbrkit_trial_guardrail_tripped", Gauge, "1 when the arm is worse than the other on the metric beyond its bound, with confidence.")?;
+    w.family(
+        "bbrkit_trial_guardrail_tripped",
+        Gauge,
+        "1 when the arm is worse than the other on the metric beyond its bound, with confidence.",
+    )?;
     for g in groups {
         for c in &g.guardrails {
             for arm in ARM_NAMES {
                 let v = f64::from(u8::from(c.tripped == Some(arm)));
-                w.sample(&[("group", &g.group), ("metric", c.metric.as_str()), ("arm", arm)], v)?;
+                w.sample(
+                    &[
+                        ("group", &g.group),
+                        ("metric", c.metric.as_str()),
+                        ("arm", arm),
+                    ],
+                    v,
+                )?;
             }
         }
     }

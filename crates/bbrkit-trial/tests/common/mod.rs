@@ -1,0 +1,105 @@
+//! Synthetic trials for the statistics' tests: records from known
+//! distributions, drawn from a seeded generator (inverse-transform sampling
+//! through statrs' quantile functions), so the truth each interval should
+//! cover is known.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use bbrkit_policy::{ConnRecord, Direction};
+use bbrkit_trial::{Look, Mode, Report, Trial, TrialDef};
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// A seeded generator of the distributions the tests draw from.
+pub struct Draw {
+    rng: Pcg64Mcg,
+    normal: Normal,
+}
+
+impl Draw {
+    pub fn new(seed: u64) -> Draw {
+        Draw {
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            normal: Normal::standard(),
+        }
+    }
+
+    /// Uniform in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal.
+    pub fn normal(&mut self) -> f64 {
+        let u = self.uniform();
+        self.normal.inverse_cdf(u)
+    }
+
+    /// Log-normal with median `median` and log-sd `sigma`.
+    pub fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
+        median * (sigma * self.normal()).exp()
+    }
+
+    /// Pareto with scale `xm` and tail index `alpha` (median xm·2^(1/α)).
+    pub fn pareto(&mut self, xm: f64, alpha: f64) -> f64 {
+        xm * self.uniform().powf(-1.0 / alpha)
+    }
+
+    /// Uniform integer in `lo..=hi`.
+    pub fn int(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + ((u128::from(self.rng.next_u64()) * u128::from(hi - lo + 1)) >> 64) as u64
+    }
+}
+
+/// A closed connection of `arm` from `remote` that acked `bytes` at
+/// `goodput` bits per second over its busy time.
+pub fn conn(cookie: u64, arm: u8, remote: &str, bytes: u64, goodput: f64) -> ConnRecord {
+    let busy_us = ((bytes as f64 * 8e6 / goodput).round() as u64).max(1);
+    let segs = (bytes / 1448).max(1) as u32;
+    ConnRecord {
+        cookie,
+        rule: Some(0),
+        arm,
+        cc: if arm == 0 { "cubic" } else { "bbr" }.into(),
+        assigned: true,
+        direction: Direction::Passive,
+        remote: remote.parse().expect("address"),
+        local_port: 443,
+        remote_port: 40_000 + (cookie % 20_000) as u16,
+        start_ns: 1_000_000_000,
+        end_ns: 1_000_000_000 + busy_us * 1_000 + 20_000_000,
+        bytes_acked: bytes,
+        bytes_received: 300,
+        bytes_retrans: 0,
+        segs_out: segs,
+        total_retrans: 0,
+        lost: 0,
+        delivered: segs,
+        min_rtt_us: 30_000,
+        srtt_us: 36_000,
+        busy_us,
+        rwnd_limited_us: 0,
+        sndbuf_limited_us: 0,
+        open: false,
+    }
+}
+
+/// The report of `records` under `def`.
+pub fn report(def: &TrialDef, records: &[ConnRecord], seed: u64, mode: Mode) -> Report {
+    let mut t = Trial::new(def.clone()).expect("valid definition");
+    t.extend(records);
+    t.report(&Look::new(seed, mode))
+}
+
+/// A default definition with `resamples` bootstrap resamples.
+pub fn def(resamples: usize) -> TrialDef {
+    let mut d = TrialDef::new("cubic", "bbr");
+    d.settings.resamples = resamples;
+    d
+}
+
+/// Fraction of `hits` over `n`, and a line saying so.
+pub fn rate(hits: usize, n: usize) -> f64 {
+    hits as f64 / n as f64
+}
