@@ -19,7 +19,7 @@
 //! is checked at every look, so a fixed-horizon interval would trip on
 //! noise far more often than 5 % of the time.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -104,7 +104,7 @@ pub(crate) fn goodput(def: &TrialDef, e: &Effect) -> GuardrailCheck {
 /// Pooled rate of one arm and its variance over units (`None` with too
 /// few units or nothing sent).
 fn pooled_rate(obs: &[&Obs]) -> Option<(f64, f64, usize)> {
-    let mut by_unit: HashMap<u32, (f64, f64)> = HashMap::new();
+    let mut by_unit: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
     for o in obs {
         let e = by_unit.entry(o.unit).or_default();
         e.0 += f64::from(o.total_retrans);

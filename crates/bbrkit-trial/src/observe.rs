@@ -1,11 +1,11 @@
 //! Records in, observations out: [`Trial`] reads each [`ConnRecord`] once,
-//! keeps what the statistics need ([`Obs`]: arm, group, unit, size class,
+//! keeps what the statistics need (`Obs`: arm, group, unit, size class,
 //! goodput, counters) and counts what it set aside and why. Closed and
 //! still-open connections are kept apart; a connection is counted once
 //! (by socket cookie); a record outside the trial (no rule matched) or with
 //! an arm the split does not have is counted, not used.
 //!
-//! Memory is one [`Obs`] (about 100 bytes) per connection: medians and
+//! Memory is one `Obs` (about 100 bytes) per connection: medians and
 //! bootstrap resamples need every value, not a sketch.
 
 use std::collections::{HashMap, HashSet};

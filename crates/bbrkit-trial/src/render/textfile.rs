@@ -6,7 +6,9 @@
 //! Families (labels `group`, and `arm` + `cc` where per arm):
 //! `bbrkit_trial_split_share`, `bbrkit_trial_connections_total`,
 //! `bbrkit_trial_open_connections`, `bbrkit_trial_bytes_acked_total`,
-//! `bbrkit_trial_goodput_bits_per_second` (`quantile` 0.1/0.5/0.9),
+//! `bbrkit_trial_goodput_bytes_per_second` (`stat` p10/median/p90, the
+//! JSON keys; `quantile` is reserved for summaries, and Prometheus' base
+//! unit is bytes, as in `bbrkit metrics`),
 //! `bbrkit_trial_retransmit_ratio`, `bbrkit_trial_rtt_inflation_ratio`
 //! (median), `bbrkit_trial_effect_ratio` and its `_ci_low`/`_ci_high`,
 //! `bbrkit_trial_verdict` (`verdict`, 1 for the current one),
@@ -18,7 +20,7 @@ use bbrkit_diag::prom::{Exposition, MetricType};
 
 use crate::TrialError;
 use crate::definition::ARM_NAMES;
-use crate::describe::{ArmSummary, Spread};
+use crate::describe::ArmSummary;
 use crate::report::{GroupReport, Report};
 use crate::verdict::Verdict;
 
@@ -128,30 +130,23 @@ fn per_arm(
 
 fn goodput(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
     w.family(
-        "bbrkit_trial_goodput_bits_per_second",
+        "bbrkit_trial_goodput_bytes_per_second",
         Gauge,
         "Goodput of closed connections over their busy time: p10, median, p90 across connections.",
     )?;
-    let qs: [(&str, fn(&Spread) -> f64); 3] = [
-        ("0.1", |s| s.p10),
-        ("0.5", |s| s.median),
-        ("0.9", |s| s.p90),
-    ];
     for g in groups {
         for a in &g.arms {
             let Some(s) = &a.goodput_bits_per_second else {
                 continue;
             };
-            for (q, f) in qs {
-                w.sample(
-                    &[
-                        ("group", &g.group),
-                        ("arm", a.arm),
-                        ("cc", &a.cc),
-                        ("quantile", q),
-                    ],
-                    f(s),
-                )?;
+            for (stat, bits) in [("p10", s.p10), ("median", s.median), ("p90", s.p90)] {
+                let labels = [
+                    ("group", g.group.as_str()),
+                    ("arm", a.arm),
+                    ("cc", &a.cc),
+                    ("stat", stat),
+                ];
+                w.sample(&labels, bits / 8.0)?;
             }
         }
     }
@@ -159,28 +154,25 @@ fn goodput(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
 }
 
 fn effect(w: &mut Writer, groups: &[&GroupReport]) -> Result<(), TrialError> {
-    let parts: [(&str, &str, fn(&crate::Effect) -> f64); 3] = [
+    let families = [
         (
             "bbrkit_trial_effect_ratio",
             "Size-stratified ratio of median goodputs, B over A.",
-            |e| e.ratio,
         ),
         (
             "bbrkit_trial_effect_ratio_ci_low",
             "Low end of the effect's interval (the report's mode).",
-            |e| e.ci_low,
         ),
         (
             "bbrkit_trial_effect_ratio_ci_high",
             "High end of the effect's interval (the report's mode).",
-            |e| e.ci_high,
         ),
     ];
-    for (name, help, f) in parts {
+    for (i, (name, help)) in families.into_iter().enumerate() {
         w.family(name, Gauge, help)?;
         for g in groups {
             if let Some(e) = &g.effect {
-                w.sample(&[("group", &g.group)], f(e))?;
+                w.sample(&[("group", &g.group)], [e.ratio, e.ci_low, e.ci_high][i])?;
             }
         }
     }

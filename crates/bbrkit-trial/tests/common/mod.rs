@@ -103,3 +103,80 @@ pub fn def(resamples: usize) -> TrialDef {
 pub fn rate(hits: usize, n: usize) -> f64 {
     hits as f64 / n as f64
 }
+
+/// The fixed fixture of the snapshot tests: three /24s from a seeded
+/// generator. `198.51.100.0/24` is a lossy long path where B (bbr) is much
+/// faster and retransmits a little more; `203.0.113.0/24` a clean path
+/// where the arms do the same; `192.0.2.0/24` uploads to this host
+/// (receiver side). A size mix in each, and a few connections still open.
+pub fn fixture() -> Vec<ConnRecord> {
+    let mut d = Draw::new(23);
+    let sizes = [20_000, 60_000, 300_000, 4_000_000, 20_000_000];
+    let mut out = Vec::new();
+    let mut cookie = 0;
+    let mut push = |c: ConnRecord| out.push(c);
+    for i in 0..400u64 {
+        let arm = (i % 2) as u8;
+        let bytes = sizes[(i / 2 % 5) as usize];
+        cookie += 1;
+        let long = bytes >= 1_000_000;
+        let median = match (arm, long) {
+            (0, true) => 6e6,
+            (1, true) => 60e6,
+            (0, false) => 2e6,
+            _ => 2.4e6,
+        };
+        let mut c = conn(
+            cookie,
+            arm,
+            &format!("198.51.100.{}", i % 7 + 1),
+            bytes,
+            d.lognormal(median, 0.8),
+        );
+        c.total_retrans =
+            (f64::from(c.segs_out) * if arm == 0 { 0.012 } else { 0.02 }).round() as u32;
+        c.srtt_us = if arm == 0 { 33_000 } else { 31_000 } + d.int(0, 3000) as u32;
+        push(c);
+    }
+    for i in 0..300u64 {
+        let arm = (i % 2) as u8;
+        let bytes = sizes[(i / 2 % 5) as usize];
+        cookie += 1;
+        let mut c = conn(
+            cookie,
+            arm,
+            &format!("203.0.113.{}", i % 5 + 1),
+            bytes,
+            d.lognormal(80e6, 0.3),
+        );
+        c.min_rtt_us = 2_000;
+        c.srtt_us = 2_100 + d.int(0, 200) as u32;
+        c.rwnd_limited_us = c.busy_us / 10;
+        push(c);
+    }
+    for i in 0..60u64 {
+        cookie += 1;
+        let mut c = conn(
+            cookie,
+            (i % 2) as u8,
+            "192.0.2.10",
+            1_000,
+            d.lognormal(1e6, 0.5),
+        );
+        c.bytes_received = 8_000_000;
+        push(c);
+    }
+    for i in 0..6u64 {
+        cookie += 1;
+        let mut c = conn(
+            cookie,
+            (i % 2) as u8,
+            "198.51.100.3",
+            700_000_000,
+            30e6 + 10e6 * i as f64,
+        );
+        c.open = true;
+        push(c);
+    }
+    out
+}
