@@ -67,6 +67,10 @@ pub struct ArmSummary {
     /// application chose its own, or the kernel refused the name); they
     /// stay in their arm (intention to treat).
     pub not_assigned: u64,
+    /// Connections that closed running another algorithm than the arm's
+    /// (not assigned, or changed by the application afterwards); they too
+    /// stay in their arm.
+    pub other_cc: u64,
     /// Payload bytes acknowledged by the peers.
     pub bytes_acked: u64,
     /// Payload bytes received.
@@ -143,6 +147,7 @@ pub(crate) fn arm_summary(name: &'static str, cc: &str, obs: &[&Obs]) -> ArmSumm
         connections: obs.len() as u64,
         units: units.len() as u64,
         not_assigned: obs.iter().filter(|o| !o.assigned).count() as u64,
+        other_cc: obs.iter().filter(|o| !o.ran_arm_cc).count() as u64,
         bytes_acked: sum(|o| o.bytes_acked),
         bytes_received: sum(|o| o.bytes_received),
         goodput_bits_per_second: spread(obs.iter().filter_map(|o| o.goodput).collect()),
@@ -215,10 +220,11 @@ mod tests {
         b.segs_out = 9000;
         b.total_retrans = 0;
         b.assigned = false;
+        b.cc = "reno".into();
         let t = trial(&[a.clone(), b.clone()]);
         let obs: Vec<&Obs> = t.obs.iter().collect();
         let s = arm_summary("A", "cubic", &obs);
-        assert_eq!((s.connections, s.units, s.not_assigned), (2, 2, 1));
+        assert_eq!((s.connections, s.units, s.not_assigned, s.other_cc), (2, 2, 1, 1));
         assert_eq!(s.bytes_acked, 10_050_000);
         assert_eq!(s.retransmit_rate, Some(0.01), "pooled: 100 of 10000");
         let per = s.retransmit_rate_per_connection.unwrap();

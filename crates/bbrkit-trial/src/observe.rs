@@ -47,6 +47,8 @@ pub(crate) struct Obs {
     pub mostly_received: bool,
     /// The program set the arm's algorithm.
     pub assigned: bool,
+    /// The connection closed running its arm's algorithm.
+    pub ran_arm_cc: bool,
 }
 
 /// One connection still open when the trial ended.
@@ -195,6 +197,7 @@ impl Trial {
             sndbuf_limited_us: r.sndbuf_limited_us,
             mostly_received: r.mostly_received(),
             assigned: r.assigned,
+            ran_arm_cc: r.cc == self.def.arms[arm].cc,
         });
     }
 

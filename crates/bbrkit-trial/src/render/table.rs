@@ -174,6 +174,9 @@ fn arm_rows(rows: &mut Rows, a: &ArmSummary, b: &ArmSummary) {
     if a.units != a.connections || b.units != b.connections {
         add("units", both(&|s| s.units.to_string()));
     }
+    if a.other_cc + b.other_cc > 0 {
+        add("ran another cc", both(&|s| s.other_cc.to_string()));
+    }
     add("bytes acked", both(&|s| bytes(s.bytes_acked)));
     let g = |f: fn(&Spread) -> f64| {
         move |s: &ArmSummary| opt(s.goodput_bits_per_second.as_ref().map(|x| rate(f(x))))
