@@ -224,7 +224,10 @@ mod tests {
         let t = trial(&[a.clone(), b.clone()]);
         let obs: Vec<&Obs> = t.obs.iter().collect();
         let s = arm_summary("A", "cubic", &obs);
-        assert_eq!((s.connections, s.units, s.not_assigned, s.other_cc), (2, 2, 1, 1));
+        assert_eq!(
+            (s.connections, s.units, s.not_assigned, s.other_cc),
+            (2, 2, 1, 1)
+        );
         assert_eq!(s.bytes_acked, 10_050_000);
         assert_eq!(s.retransmit_rate, Some(0.01), "pooled: 100 of 10000");
         let per = s.retransmit_rate_per_connection.unwrap();

@@ -97,3 +97,19 @@ fn the_textfile_passes_promtool() {
         .collect();
     assert_eq!(groups.len(), 3, "{groups:?}");
 }
+
+#[test]
+fn docs_show_the_real_table_and_progress_line() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/trial.md"))
+        .unwrap();
+    let t = table(&fixture_report(Mode::FixedHorizon), 10);
+    assert!(
+        doc.contains(&t),
+        "docs/trial.md's table is not the library's output:\n{t}"
+    );
+    let p = progress_line(&fixture_report(Mode::Sequential));
+    assert!(
+        doc.contains(&p),
+        "docs/trial.md's progress line is not the library's output:\n{p}"
+    );
+}
