@@ -2,7 +2,9 @@
 //! known distributions many times and count how often the interval holds
 //! the true ratio of medians. With R repetitions the count's standard
 //! error is sqrt(0.95·0.05/R) (1.1 points at R = 400): the bounds below
-//! are about three of them around 95 %.
+//! are about three of them around 95 %, a little more above (a percentile
+//! interval of a median from 50 values leans conservative: its bootstrap
+//! distribution is lumpy).
 //!
 //! Seeded (`BBRKIT_TEST_SEED` replays one), printed.
 
@@ -16,15 +18,17 @@ use common::{Draw, conn, def, rate, report};
 const REPS: usize = 400;
 const RESAMPLES: usize = 400;
 
-/// Runs `REPS` trials made by `make` and returns the fraction whose
-/// overall interval holds `truth`.
+/// Runs `REPS` trials made by `make` from `default_seed` (or
+/// `BBRKIT_TEST_SEED`) and returns the fraction whose overall interval
+/// holds `truth`.
 fn coverage(
     name: &str,
+    default_seed: u64,
     d: &TrialDef,
     truth: f64,
     make: impl Fn(&mut Draw) -> Vec<ConnRecord>,
 ) -> f64 {
-    let seed = test_seed(20_240_923);
+    let seed = test_seed(default_seed);
     let mut draw = Draw::new(seed);
     let mut covered = 0;
     for rep in 0..REPS {
@@ -65,7 +69,7 @@ fn one_class(
 #[test]
 fn heavy_tailed_goodput_with_a_real_effect_is_covered() {
     // Log-normal, sigma 1.2: p90/p10 = 22, as per-connection goodput is.
-    let c = coverage("lognormal 1.5x", &def(RESAMPLES), 1.5, |d| {
+    let c = coverage("lognormal 1.5x", 20240923, &def(RESAMPLES), 1.5, |d| {
         one_class(
             d,
             200,
@@ -73,20 +77,26 @@ fn heavy_tailed_goodput_with_a_real_effect_is_covered() {
             |d| d.lognormal(15e6, 1.2),
         )
     });
-    assert!((0.915..=0.985).contains(&c), "{c}");
+    assert!((0.915..=0.99).contains(&c), "{c}");
 }
 
 #[test]
 fn no_difference_is_covered() {
-    let c = coverage("lognormal no difference", &def(RESAMPLES), 1.0, |d| {
-        one_class(
-            d,
-            200,
-            |d| d.lognormal(10e6, 1.2),
-            |d| d.lognormal(10e6, 1.2),
-        )
-    });
-    assert!((0.915..=0.985).contains(&c), "{c}");
+    let c = coverage(
+        "lognormal no difference",
+        20240924,
+        &def(RESAMPLES),
+        1.0,
+        |d| {
+            one_class(
+                d,
+                200,
+                |d| d.lognormal(10e6, 1.2),
+                |d| d.lognormal(10e6, 1.2),
+            )
+        },
+    );
+    assert!((0.915..=0.99).contains(&c), "{c}");
 }
 
 #[test]
@@ -95,10 +105,14 @@ fn different_shapes_are_covered_at_their_ratio_of_medians() {
     // not a scale shift, so only the ratio of medians is the truth.
     let (xm, alpha) = (8e6, 1.5);
     let truth = xm * 2f64.powf(1.0 / alpha) / 8e6;
-    let c = coverage("lognormal vs pareto", &def(RESAMPLES), truth, |d| {
-        one_class(d, 200, |d| d.lognormal(8e6, 1.0), |d| d.pareto(xm, alpha))
-    });
-    assert!((0.915..=0.985).contains(&c), "{c}");
+    let c = coverage(
+        "lognormal vs pareto",
+        20240925,
+        &def(RESAMPLES),
+        truth,
+        |d| one_class(d, 200, |d| d.lognormal(8e6, 1.0), |d| d.pareto(xm, alpha)),
+    );
+    assert!((0.915..=0.99).contains(&c), "{c}");
 }
 
 #[test]
@@ -108,7 +122,7 @@ fn the_stratified_combination_is_covered() {
     // 50·20 MB against 150·50 kB, so w_long = 1000/1007.5.
     let w_long = 1000.0 / 1007.5;
     let truth = (w_long * 2f64.ln()).exp();
-    let c = coverage("stratified", &def(RESAMPLES), truth, |d| {
+    let c = coverage("stratified", 20240926, &def(RESAMPLES), truth, |d| {
         let mut out = Vec::new();
         for i in 0..200u64 {
             let long = i < 50;
@@ -125,7 +139,7 @@ fn the_stratified_combination_is_covered() {
         }
         out
     });
-    assert!((0.915..=0.985).contains(&c), "{c}");
+    assert!((0.915..=0.99).contains(&c), "{c}");
 }
 
 /// Clients with a random effect each: 60 clients per arm, 1 to 15
@@ -153,14 +167,18 @@ fn clustered(d: &mut Draw, ratio: f64) -> Vec<ConnRecord> {
 fn per_client_units_are_covered_only_when_the_interval_is_over_clients() {
     let mut by_client = def(RESAMPLES);
     by_client.unit = Unit::Client;
-    let c = coverage("clustered, over clients", &by_client, 1.3, |d| {
+    let c = coverage("clustered, over clients", 20240927, &by_client, 1.3, |d| {
         clustered(d, 1.3)
     });
     assert!((0.9..=0.985).contains(&c), "{c}");
     // The same data with the interval over connections ignores that a
     // client's connections move together: it is too narrow.
-    let naive = coverage("clustered, over connections", &def(RESAMPLES), 1.3, |d| {
-        clustered(d, 1.3)
-    });
+    let naive = coverage(
+        "clustered, over connections",
+        20240928,
+        &def(RESAMPLES),
+        1.3,
+        |d| clustered(d, 1.3),
+    );
     assert!(naive < 0.85, "{naive}");
 }
