@@ -29,6 +29,7 @@
 //! | [`report`] | assembling it all: [`Report`] |
 //! | [`render`] | table, progress line, Prometheus textfile |
 //! | [`words`] | size classes and human units (bbrkit-vocab's words, until it has them) |
+//! | `testing` | records for tests (feature `testing`) |
 //!
 //! Pure: must never load BPF, touch the host, read a clock or use global
 //! randomness — the seed and the time are passed in ([`Look`]). The live
@@ -47,6 +48,8 @@ pub mod render;
 pub mod report;
 pub mod sequential;
 pub mod srm;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod verdict;
 pub mod words;
 

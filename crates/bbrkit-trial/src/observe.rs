@@ -257,46 +257,8 @@ impl Trial {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use bbrkit_policy::Direction;
 
-    /// A closed connection of `arm` from `remote` with `bytes` acked at
-    /// `bits_per_second` goodput (busy time set to match).
-    pub(crate) fn rec(
-        cookie: u64,
-        arm: u8,
-        remote: &str,
-        bytes: u64,
-        bits_per_second: f64,
-    ) -> ConnRecord {
-        let busy_us = ((bytes as f64 * 8e6 / bits_per_second).round() as u64).max(1);
-        let segs = (bytes / 1448).max(1) as u32;
-        ConnRecord {
-            cookie,
-            rule: Some(0),
-            arm,
-            cc: if arm == 0 { "cubic" } else { "bbr" }.into(),
-            assigned: true,
-            direction: Direction::Passive,
-            remote: remote.parse().unwrap(),
-            local_port: 443,
-            remote_port: 40_000,
-            start_ns: 1_000_000_000,
-            end_ns: 1_000_000_000 + busy_us * 1_000 + 30_000_000,
-            bytes_acked: bytes,
-            bytes_received: 400,
-            bytes_retrans: 0,
-            segs_out: segs,
-            total_retrans: 0,
-            lost: 0,
-            delivered: segs,
-            min_rtt_us: 30_000,
-            srtt_us: 33_000,
-            busy_us,
-            rwnd_limited_us: 0,
-            sndbuf_limited_us: 0,
-            open: false,
-        }
-    }
+    pub(crate) use crate::testing::conn as rec;
 
     #[test]
     fn records_are_classified_once_and_set_asides_counted() {

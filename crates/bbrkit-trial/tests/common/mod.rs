@@ -5,7 +5,8 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
-use bbrkit_policy::{ConnRecord, Direction};
+use bbrkit_policy::ConnRecord;
+pub use bbrkit_trial::testing::conn;
 use bbrkit_trial::{Look, Mode, Report, Trial, TrialDef};
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -49,39 +50,6 @@ impl Draw {
     /// Uniform integer in `lo..=hi`.
     pub fn int(&mut self, lo: u64, hi: u64) -> u64 {
         lo + ((u128::from(self.rng.next_u64()) * u128::from(hi - lo + 1)) >> 64) as u64
-    }
-}
-
-/// A closed connection of `arm` from `remote` that acked `bytes` at
-/// `goodput` bits per second over its busy time.
-pub fn conn(cookie: u64, arm: u8, remote: &str, bytes: u64, goodput: f64) -> ConnRecord {
-    let busy_us = ((bytes as f64 * 8e6 / goodput).round() as u64).max(1);
-    let segs = (bytes / 1448).max(1) as u32;
-    ConnRecord {
-        cookie,
-        rule: Some(0),
-        arm,
-        cc: if arm == 0 { "cubic" } else { "bbr" }.into(),
-        assigned: true,
-        direction: Direction::Passive,
-        remote: remote.parse().expect("address"),
-        local_port: 443,
-        remote_port: 40_000 + (cookie % 20_000) as u16,
-        start_ns: 1_000_000_000,
-        end_ns: 1_000_000_000 + busy_us * 1_000 + 20_000_000,
-        bytes_acked: bytes,
-        bytes_received: 300,
-        bytes_retrans: 0,
-        segs_out: segs,
-        total_retrans: 0,
-        lost: 0,
-        delivered: segs,
-        min_rtt_us: 30_000,
-        srtt_us: 36_000,
-        busy_us,
-        rwnd_limited_us: 0,
-        sndbuf_limited_us: 0,
-        open: false,
     }
 }
 
