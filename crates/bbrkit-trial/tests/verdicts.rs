@@ -414,12 +414,21 @@ fn the_sequential_mode_is_wider_and_says_so() {
 fn an_empty_trial_reports_and_renders() {
     let r = run(&[]);
     assert_eq!(r.overall.verdict, Verdict::InsufficientData);
-    assert_eq!((r.records.closed, r.groups.len(), r.sample_ratio.as_ref()), (0, 0, None));
+    assert_eq!(
+        (r.records.closed, r.groups.len(), r.sample_ratio.as_ref()),
+        (0, 0, None)
+    );
     assert!(r.trusted && !r.confident());
     let line = bbrkit_trial::render::progress_line(&r);
-    assert!(line.starts_with("0 closed (A 0 / B 0), 0 open, 0 groups | B/A -: no size class"), "{line}");
+    assert!(
+        line.starts_with("0 closed (A 0 / B 0), 0 open, 0 groups | B/A -: no size class"),
+        "{line}"
+    );
     let table = bbrkit_trial::render::table(&r, 10);
-    assert!(table.contains("all: insufficient_data (0 connections)"), "{table}");
+    assert!(
+        table.contains("all: insufficient_data (0 connections)"),
+        "{table}"
+    );
     let text = bbrkit_trial::render::textfile(&r, 10).unwrap();
     assert!(text.contains("bbrkit_trial_verdict{group=\"all\",verdict=\"insufficient_data\"} 1"));
 }
