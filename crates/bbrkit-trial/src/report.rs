@@ -146,7 +146,9 @@ pub struct Report {
 
 impl Report {
     /// `--until-confident` may stop: the comparison over all connections is
-    /// decided and trusted.
+    /// decided and trusted. Meaningful for a report made in
+    /// [`Mode::Sequential`], whose verdict comes from the anytime interval;
+    /// a fixed-horizon verdict checked at every look would stop on noise.
     pub fn confident(&self) -> bool {
         self.trusted && self.overall.verdict.is_decided()
     }
