@@ -183,35 +183,47 @@ impl GroupInput<'_> {
     }
 }
 
-pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
-    let def = &t.def;
+/// Each group's connections by arm, most connections first, each with its
+/// own bootstrap stream and its share of the sample-ratio α.
+fn group_inputs<'a>(t: &'a Trial, seed: u64) -> Vec<GroupInput<'a>> {
     let mut inputs: Vec<GroupInput> = t
         .groups
         .iter()
-        .enumerate()
-        .map(|(g, key)| GroupInput {
+        .map(|key| GroupInput {
             label: key.label(),
             key: Some(key),
-            obs: by_arm(t.obs.iter().filter(|o| o.group == g as u32)),
-            open: by_arm_open(t.open.iter().filter(|o| o.group == g as u32)),
+            obs: [Vec::new(), Vec::new()],
+            open: [Vec::new(), Vec::new()],
             seed: 0,
             srm_alpha: 0.0,
         })
         .collect();
+    for o in &t.obs {
+        inputs[o.group as usize].obs[o.arm].push(o);
+    }
+    for o in &t.open {
+        inputs[o.group as usize].open[o.arm].push(o);
+    }
     inputs.sort_by(|a, b| {
         let n = |g: &GroupInput| g.obs[0].len() + g.obs[1].len();
         n(b).cmp(&n(a)).then_with(|| a.label.cmp(&b.label))
     });
-    let per_group_alpha = def.settings.srm_alpha / inputs.len().max(1) as f64;
+    let alpha = t.def.settings.srm_alpha / inputs.len().max(1) as f64;
     for (i, g) in inputs.iter_mut().enumerate() {
-        g.seed = stream(look.seed, i + 1);
-        g.srm_alpha = per_group_alpha;
+        g.seed = stream(seed, i + 1);
+        g.srm_alpha = alpha;
     }
+    inputs
+}
+
+pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
+    let def = &t.def;
+    let inputs = group_inputs(t, look.seed);
     let all = GroupInput {
         label: "all".into(),
         key: None,
-        obs: by_arm(t.obs.iter()),
-        open: by_arm_open(t.open.iter()),
+        obs: by_arm(&t.obs),
+        open: by_arm_open(&t.open),
         seed: stream(look.seed, 0),
         srm_alpha: def.settings.srm_alpha,
     };
@@ -270,20 +282,12 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
     }
 }
 
-fn by_arm<'a>(obs: impl Iterator<Item = &'a Obs>) -> [Vec<&'a Obs>; 2] {
-    let mut out = [Vec::new(), Vec::new()];
-    for o in obs {
-        out[o.arm].push(o);
-    }
-    out
+fn by_arm(obs: &[Obs]) -> [Vec<&Obs>; 2] {
+    [0, 1].map(|a| obs.iter().filter(|o| o.arm == a).collect())
 }
 
-fn by_arm_open<'a>(open: impl Iterator<Item = &'a OpenObs>) -> [Vec<&'a OpenObs>; 2] {
-    let mut out = [Vec::new(), Vec::new()];
-    for o in open {
-        out[o.arm].push(o);
-    }
-    out
+fn by_arm_open(open: &[OpenObs]) -> [Vec<&OpenObs>; 2] {
+    [0, 1].map(|a| open.iter().filter(|o| o.arm == a).collect())
 }
 
 /// The trial's trust and the reasons against it.
