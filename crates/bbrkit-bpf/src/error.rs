@@ -86,6 +86,69 @@ pub enum BpfError {
         /// What was looked for.
         what: String,
     },
+    /// A cgroup directory could not be opened or is not cgroup v2.
+    #[error("cgroup {}", path.display())]
+    Cgroup {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error (or `InvalidInput`: not on cgroup v2).
+        #[source]
+        source: std::io::Error,
+    },
+    /// Attaching the sock_ops program to a cgroup failed.
+    #[error("attach {program} to cgroup {}", cgroup.display())]
+    Attach {
+        /// The program.
+        program: String,
+        /// The cgroup directory.
+        cgroup: PathBuf,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Reading or writing a map failed.
+    #[error("{op} map {map}")]
+    Map {
+        /// The map.
+        map: String,
+        /// What was done (`update`, `lookup`, ...).
+        op: &'static str,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// A pin directory that cannot be used as asked (not bpffs, already
+    /// holding an attachment, incomplete, holding foreign files).
+    #[error("{}: {problem}", dir.display())]
+    PinDir {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Asking the kernel which programs a cgroup runs failed.
+    #[error("query sock_ops programs of cgroup {}", cgroup.display())]
+    Query {
+        /// The cgroup directory.
+        cgroup: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A ring size the kernel would refuse.
+    #[error("a ring of {bytes} bytes: the size must be a power of two of at least 4096")]
+    RingSize {
+        /// As asked.
+        bytes: u32,
+    },
+    /// A weight rewrite that does not fit the attached rule table.
+    #[error("rule {}: {problem}", rule + 1)]
+    Weights {
+        /// Rule index (0-based; shown from 1).
+        rule: usize,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 /// Result alias for the BPF side.

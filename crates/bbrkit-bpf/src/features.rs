@@ -28,7 +28,7 @@ pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 pub const BPFFS: &str = "/sys/fs/bpf";
 const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
 /// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
-const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
+pub(crate) const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 
 /// One thing the BPF side needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -259,7 +259,7 @@ fn bpffs(path: &Path) -> Feature {
     }
 }
 
-fn statfs_type(path: &Path) -> std::io::Result<i64> {
+pub(crate) fn statfs_type(path: &Path) -> std::io::Result<i64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
     // SAFETY: `c` is a valid NUL-terminated path, `buf` a zeroed statfs the

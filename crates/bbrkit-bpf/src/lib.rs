@@ -1,5 +1,8 @@
 //! The BPF side of bbrkit: congestion controls written in BPF C (bbr3) and
-//! registered in the running kernel as `struct_ops` `tcp_congestion_ops`.
+//! registered in the running kernel as `struct_ops` `tcp_congestion_ops`,
+//! and the per-connection policy's cgroup `sock_ops` program ([`sockops`]):
+//! it sets each new connection's algorithm from a compiled
+//! `bbrkit_policy` policy and streams close records for a live trial.
 //!
 //! Owns the BPF sources and their committed objects (`bpf/`, built by its
 //! Makefile with clang), loading an object with libbpf-rs (the verifier log
@@ -10,9 +13,10 @@
 //! run-time detection of the kernel features all this needs.
 //!
 //! Must never decide policy (whether to register, which algorithm a host
-//! uses: the host commands and the lab decide) and never touch any BPF
-//! object, pin or sysctl but its own (`bbr3_*` programs and maps, pins under
-//! `/sys/fs/bpf/bbrkit`).
+//! uses, what a policy says: the host commands, the lab and bbrkit-policy
+//! decide) and never touch any BPF object, pin or sysctl but its own
+//! (`bbr3_*` and `bkpol_*` programs and maps, pins under `/sys/fs/bpf/bbrkit`
+//! or the pin directory a caller names).
 
 pub mod bbr3;
 pub mod error;
@@ -21,6 +25,7 @@ pub mod load;
 mod log;
 pub mod pin;
 pub mod register;
+pub mod sockops;
 pub mod status;
 pub mod telemetry;
 

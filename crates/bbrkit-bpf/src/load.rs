@@ -18,6 +18,11 @@ use crate::log::Capture;
 /// is longer (rotating log, Linux 6.4+), and the tail holds the verdict.
 const LOG_SIZE: usize = 1 << 20;
 
+/// 8-byte alignment for an embedded ELF image (libelf reads its headers in
+/// place): `static O: &Aligned8<[u8]> = &Aligned8(*include_bytes!(...));`.
+#[repr(C, align(8))]
+pub(crate) struct Aligned8<T: ?Sized>(pub T);
+
 /// Where an object comes from.
 #[derive(Debug, Clone, Copy)]
 pub enum ObjectSource<'a> {
@@ -90,11 +95,21 @@ impl Loaded {
     /// maps (congestion controls) named there are created, and programs
     /// only they use are not loaded.
     pub fn load_only(source: ObjectSource<'_>, only: Option<&[&str]>) -> Result<Loaded> {
+        Loaded::load_prepared(source, |open, name| match only {
+            Some(only) => select_struct_ops(open, only, name),
+            None => Ok(()),
+        })
+    }
+
+    /// Opens `source`, lets `prepare` adjust the opened object (map sizes,
+    /// which maps to create), then loads it.
+    pub fn load_prepared(
+        source: ObjectSource<'_>,
+        prepare: impl FnOnce(&mut OpenObject, &str) -> Result<()>,
+    ) -> Result<Loaded> {
         let name = source.name();
         let mut open = source.open()?;
-        if let Some(only) = only {
-            select_struct_ops(&mut open, only, &name)?;
-        }
+        prepare(&mut open, &name)?;
         let mut logs = attach_log_buffers(&mut open);
         let capture = Capture::start();
         let loaded = open.load();

@@ -1,0 +1,203 @@
+//! cgroup v2 for the sock_ops program: where it is mounted (from
+//! `/proc/self/mountinfo`: `/sys/fs/cgroup` on current distributions,
+//! `/sys/fs/cgroup/unified` on hybrid hosts), a directory's cgroup id, and
+//! every sock_ops program a cgroup runs (`BPF_PROG_QUERY`), so `doctor` can
+//! name another program that sets the algorithm (bpftune, Cilium, ...).
+//! Reads only.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use libbpf_rs::ProgramAttachType;
+use libbpf_rs::query::{LinkInfoIter, LinkTypeInfo, ProgInfoIter};
+
+use crate::error::{BpfError, Result};
+
+/// `CGROUP2_SUPER_MAGIC` (include/uapi/linux/magic.h).
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+/// `BPF_F_QUERY_EFFECTIVE` (include/uapi/linux/bpf.h).
+const BPF_F_QUERY_EFFECTIVE: u32 = 1;
+/// Programs asked for per query (the kernel says how many there are).
+const QUERY_MAX: usize = 64;
+
+/// The first cgroup2 mount of the whole hierarchy in a mountinfo text.
+pub fn cgroup2_mount_in(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (fields, rest) = line.split_once(" - ")?;
+        let fields: Vec<&str> = fields.split(' ').collect();
+        let fstype = rest.split(' ').next()?;
+        let mount_point = fields.get(4)?;
+        (fstype == "cgroup2" && fields.get(3) == Some(&"/"))
+            .then(|| PathBuf::from(unescape(mount_point)))
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], oct) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Where this process sees cgroup v2 mounted (`None`: not mounted).
+pub fn cgroup2_mount() -> std::io::Result<Option<PathBuf>> {
+    Ok(cgroup2_mount_in(&std::fs::read_to_string(
+        "/proc/self/mountinfo",
+    )?))
+}
+
+/// Fails unless `path` is a directory on cgroup v2.
+pub fn check_cgroup2(path: &Path) -> Result<()> {
+    let err = |source| BpfError::Cgroup {
+        path: path.to_path_buf(),
+        source,
+    };
+    match crate::features::statfs_type(path).map_err(err)? {
+        CGROUP2_SUPER_MAGIC => Ok(()),
+        _ => Err(err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a cgroup v2 directory (see /proc/self/mountinfo for the cgroup2 mount)",
+        ))),
+    }
+}
+
+/// The id of the cgroup v2 directory `path`: its inode number, which is
+/// the kernel's cgroup id on 64-bit kernels (kernfs node id, Linux 5.5+).
+pub fn cgroup_id(path: &Path) -> Result<u64> {
+    check_cgroup2(path)?;
+    std::fs::metadata(path)
+        .map(|m| m.ino())
+        .map_err(|source| BpfError::Cgroup {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// A sock_ops program a cgroup runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SockOpsProgram {
+    /// Program id.
+    pub id: u32,
+    /// Program name (`bkpol_sockops` is bbrkit's).
+    pub name: String,
+    /// The BPF link attaching it to this cgroup, when it is attached here
+    /// through a link (`None`: attached with `BPF_PROG_ATTACH`, or to an
+    /// ancestor).
+    pub link_id: Option<u32>,
+    /// bbrkit's policy program.
+    pub ours: bool,
+}
+
+/// The sock_ops programs of cgroup `path`: attached to it (`effective` =
+/// false), or every one its sockets run, ancestors' included, in run order
+/// (`effective` = true). Needs CAP_SYS_ADMIN or CAP_BPF.
+pub fn sock_ops_programs(path: &Path, effective: bool) -> Result<Vec<SockOpsProgram>> {
+    crate::log::install();
+    let err = |source| BpfError::Query {
+        cgroup: path.to_path_buf(),
+        source,
+    };
+    let dir = std::fs::File::open(path).map_err(err)?;
+    let mut ids = [0u32; QUERY_MAX];
+    let mut count = ids.len() as u32;
+    let flags = if effective { BPF_F_QUERY_EFFECTIVE } else { 0 };
+    // SAFETY: `dir` is an open fd; `ids` has room for `count` ids and the
+    // kernel writes at most that many and the real count into `count`; the
+    // attach-flags pointer may be NULL.
+    let rc = unsafe {
+        libbpf_sys::bpf_prog_query(
+            dir.as_raw_fd(),
+            libbpf_sys::BPF_CGROUP_SOCK_OPS,
+            flags,
+            std::ptr::null_mut(),
+            ids.as_mut_ptr(),
+            &mut count,
+        )
+    };
+    if rc != 0 {
+        return Err(err(std::io::Error::from_raw_os_error(-rc)));
+    }
+    let ids = &ids[..(count as usize).min(QUERY_MAX)];
+    let cgroup = cgroup_id(path)?;
+    let links: Vec<(u32, u32)> = LinkInfoIter::default()
+        .filter_map(|l| match l.info {
+            LinkTypeInfo::Cgroup(c)
+                if c.cgroup_id == cgroup
+                    && matches!(c.attach_type, ProgramAttachType::CgroupSockOps) =>
+            {
+                Some((l.prog_id, l.id))
+            }
+            _ => None,
+        })
+        .collect();
+    let names: Vec<(u32, String)> = ProgInfoIter::default()
+        .filter(|p| ids.contains(&p.id))
+        .map(|p| (p.id, p.name.to_string_lossy().into_owned()))
+        .collect();
+    Ok(ids
+        .iter()
+        .map(|id| {
+            let name = names
+                .iter()
+                .find(|(i, _)| i == id)
+                .map(|(_, n)| n.clone())
+                .unwrap_or_default();
+            SockOpsProgram {
+                id: *id,
+                ours: name == super::PROGRAM,
+                name,
+                link_id: links.iter().find(|(p, _)| p == id).map(|(_, l)| *l),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_cgroup2_mount_on_hybrid_and_unified_hosts() {
+        let hybrid = "\
+24 31 0:22 / /sys rw,nosuid shared:7 - sysfs sysfs rw
+30 24 0:26 / /sys/fs/cgroup ro shared:9 - tmpfs tmpfs ro,mode=755
+31 30 0:27 / /sys/fs/cgroup/unified rw shared:10 - cgroup2 cgroup2 rw,nsdelegate
+32 30 0:28 / /sys/fs/cgroup/systemd rw shared:11 - cgroup cgroup rw,name=systemd
+";
+        assert_eq!(
+            cgroup2_mount_in(hybrid),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        let unified = "35 24 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+        assert_eq!(
+            cgroup2_mount_in(unified),
+            Some(PathBuf::from("/sys/fs/cgroup"))
+        );
+        // A container's view of a sub-tree (root not "/") is not the hierarchy.
+        let sub = "40 30 0:27 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup2_mount_in(sub), None);
+        let spaced = "41 30 0:27 / /mnt/my\\040cgroup rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            cgroup2_mount_in(spaced),
+            Some(PathBuf::from("/mnt/my cgroup"))
+        );
+        assert_eq!(cgroup2_mount_in(""), None);
+    }
+}

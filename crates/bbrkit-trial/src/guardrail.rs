@@ -1,0 +1,291 @@
+//! Guardrails: metrics with their own thresholds, watched at every look,
+//! that stop an arm which is clearly worse than the other — whatever the
+//! goodput verdict says (an arm can win on goodput and still retransmit
+//! unacceptably).
+//!
+//! ```text
+//!   goodput      r = B/A (the effect), [lo, hi] its confidence sequence, bound b = 1 − max_goodput_loss
+//!                B trips when hi < b; A trips when lo > 1/b
+//!   retransmits  R_a = Σ retransmitted / Σ sent segments of arm a (pooled)
+//!                Var(R_a) = U/(U−1) · Σ_u (r_u − R_a s_u)² / (Σ_u s_u)²   (u: units; ratio-estimator
+//!                linearisation, Cochran 1977 §6.4, cluster-robust)
+//!                D = R_B − R_A, [D ± m(t)·sqrt(Var_A + Var_B)], bound d = max_retransmit_increase
+//!                B trips when the low end > d; A trips when the high end < −d
+//!   decision     the tripped arm's new connections go to the other arm; if both trip (on
+//!                different metrics) they go to A, the baseline
+//! ```
+//!
+//! Both use the anytime multiplier `m(t)` (`crate::sequential`): a guardrail
+//! is checked at every look, so a fixed-horizon interval would trip on
+//! noise far more often than 5 % of the time.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::definition::{ARM_NAMES, TrialDef, Unit};
+use crate::effect::{Effect, Intervals};
+use crate::observe::Obs;
+use crate::words::pct;
+
+/// What a guardrail watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Median goodput, B over A.
+    Goodput,
+    /// Pooled retransmit rate, B minus A.
+    RetransmitRate,
+}
+
+impl Metric {
+    /// The JSON and label spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Goodput => "goodput",
+            Metric::RetransmitRate => "retransmit_rate",
+        }
+    }
+}
+
+/// One guardrail of one group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuardrailCheck {
+    /// The metric.
+    pub metric: Metric,
+    /// Goodput: ratio B/A. Retransmit rate: difference B − A (0..1).
+    pub value: f64,
+    /// Anytime interval, low end.
+    pub low: f64,
+    /// Anytime interval, high end.
+    pub high: f64,
+    /// Goodput: the ratio B must stay above (A: below its inverse).
+    /// Retransmit rate: the difference neither arm may exceed.
+    pub bound: f64,
+    /// The arm found worse beyond the bound, if any.
+    pub tripped: Option<&'static str>,
+}
+
+/// A guardrail decision the live command applies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// `all`, or the group whose new connections move.
+    pub scope: String,
+    /// The arm that stops receiving new connections.
+    pub stop: &'static str,
+    /// The arm that receives them instead.
+    pub send_to: &'static str,
+    /// Its algorithm.
+    pub cc: String,
+    /// Which guardrails tripped, with their numbers.
+    pub because: Vec<String>,
+}
+
+/// The goodput guardrail from a group's effect.
+pub(crate) fn goodput(def: &TrialDef, e: &Effect) -> GuardrailCheck {
+    let bound = 1.0 - def.guardrails.max_goodput_loss;
+    let tripped = if e.anytime_high < bound {
+        Some(ARM_NAMES[1])
+    } else if e.anytime_low > 1.0 / bound {
+        Some(ARM_NAMES[0])
+    } else {
+        None
+    };
+    GuardrailCheck {
+        metric: Metric::Goodput,
+        value: e.ratio,
+        low: e.anytime_low,
+        high: e.anytime_high,
+        bound,
+        tripped,
+    }
+}
+
+/// Pooled rate of one arm and its variance over units (`None` with too
+/// few units or nothing sent).
+fn pooled_rate(obs: &[&Obs]) -> Option<(f64, f64, usize)> {
+    let mut by_unit: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    for o in obs {
+        let e = by_unit.entry(o.unit).or_default();
+        e.0 += f64::from(o.total_retrans);
+        e.1 += f64::from(o.segs_out);
+    }
+    let sent: f64 = by_unit.values().map(|u| u.1).sum();
+    let n = by_unit.len();
+    if sent <= 0.0 || n < 2 {
+        return None;
+    }
+    let rate = by_unit.values().map(|u| u.0).sum::<f64>() / sent;
+    let ss: f64 = by_unit.values().map(|u| (u.0 - rate * u.1).powi(2)).sum();
+    let var = n as f64 / (n - 1) as f64 * ss / (sent * sent);
+    Some((rate, var, n))
+}
+
+/// The retransmit guardrail (`None` until each arm has the minimum of
+/// connections, and of units with per-client or per-prefix units).
+pub(crate) fn retransmits(
+    def: &TrialDef,
+    iv: &Intervals,
+    arms: [&[&Obs]; 2],
+) -> Option<GuardrailCheck> {
+    let s = &def.settings;
+    let min_units = if def.unit == Unit::Connection {
+        s.min_connections
+    } else {
+        s.min_units
+    };
+    if arms.iter().any(|a| a.len() < s.min_connections) {
+        return None;
+    }
+    let (ra, va, na) = pooled_rate(arms[0])?;
+    let (rb, vb, nb) = pooled_rate(arms[1])?;
+    if na.min(nb) < min_units {
+        return None;
+    }
+    let d = rb - ra;
+    let w = iv.multiplier((na + nb) as f64) * (va + vb).sqrt();
+    let bound = def.guardrails.max_retransmit_increase;
+    let (low, high) = (d - w, d + w);
+    let tripped = if low > bound {
+        Some(ARM_NAMES[1])
+    } else if high < -bound {
+        Some(ARM_NAMES[0])
+    } else {
+        None
+    };
+    Some(GuardrailCheck {
+        metric: Metric::RetransmitRate,
+        value: d,
+        low,
+        high,
+        bound,
+        tripped,
+    })
+}
+
+/// The decision for `scope` from its checks, if any tripped.
+pub(crate) fn decide(def: &TrialDef, scope: &str, checks: &[GuardrailCheck]) -> Option<Decision> {
+    let tripped: Vec<&GuardrailCheck> = checks.iter().filter(|c| c.tripped.is_some()).collect();
+    let first = tripped.first()?.tripped?;
+    let both = tripped.iter().any(|c| c.tripped != Some(first));
+    let stop = if both { ARM_NAMES[1] } else { first };
+    let to = if stop == ARM_NAMES[0] { 1 } else { 0 };
+    Some(Decision {
+        scope: scope.into(),
+        stop,
+        send_to: ARM_NAMES[to],
+        cc: def.arms[to].cc.clone(),
+        because: tripped.iter().map(|c| because(c)).collect(),
+    })
+}
+
+fn because(c: &GuardrailCheck) -> String {
+    let arm = c.tripped.unwrap_or("?");
+    match c.metric {
+        Metric::Goodput => format!(
+            "goodput B/A {:.2}x [{:.2}, {:.2}]: {arm} is more than {} slower (anytime interval)",
+            c.value,
+            c.low,
+            c.high,
+            pct(1.0 - c.bound)
+        ),
+        Metric::RetransmitRate => format!(
+            "retransmit rate B-A {:+.2} points [{:+.2}, {:+.2}]: {arm} retransmits more than {} points more (anytime interval)",
+            c.value * 100.0,
+            c.low * 100.0,
+            c.high * 100.0,
+            c.bound * 100.0
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::tests::rec;
+    use crate::{Trial, TrialDef};
+
+    /// A 50/50 trial with `n` connections per arm of 1448-byte segments:
+    /// A retransmits `ra` of its segments, B `rb`.
+    fn trial(n: u64, ra: f64, rb: f64) -> Trial {
+        let mut t = Trial::new(TrialDef::new("cubic", "bbr")).unwrap();
+        for i in 0..2 * n {
+            let arm = (i % 2) as u8;
+            let mut r = rec(i, arm, "192.0.2.1", 2_000_000 + 1000 * (i % 7), 1e7);
+            // Unequal sizes and a little noise per connection.
+            r.segs_out = 1000 + (i % 13) as u32 * 100;
+            let rate = if arm == 0 { ra } else { rb };
+            let jitter = 1.0 + 0.2 * (((i * 7919) % 11) as f64 / 10.0 - 0.5);
+            r.total_retrans = (f64::from(r.segs_out) * rate * jitter).round() as u32;
+            t.add(&r);
+        }
+        t
+    }
+
+    fn arms(t: &Trial) -> [Vec<&Obs>; 2] {
+        [0, 1].map(|a| t.obs.iter().filter(|o| o.arm == a).collect())
+    }
+
+    #[test]
+    fn a_retransmit_guardrail_trips_when_b_causes_loss() {
+        let t = trial(200, 0.01, 0.08);
+        let [a, b] = arms(&t);
+        let iv = Intervals::new(&t.def);
+        let c = retransmits(&t.def, &iv, [&a, &b]).unwrap();
+        assert!((c.value - 0.07).abs() < 0.005, "{c:?}");
+        assert!(c.low > 0.02, "{c:?}");
+        assert_eq!(c.tripped, Some("B"));
+        let d = decide(&t.def, "all", &[c]).unwrap();
+        assert_eq!((d.stop, d.send_to, d.cc.as_str()), ("B", "A", "cubic"));
+        assert!(
+            d.because[0].starts_with("retransmit rate B-A +7."),
+            "{:?}",
+            d.because
+        );
+    }
+
+    #[test]
+    fn a_retransmit_guardrail_does_not_trip_inside_its_bound() {
+        // B retransmits more, clearly, but by one point: below the bound.
+        let t = trial(2000, 0.02, 0.03);
+        let [a, b] = arms(&t);
+        let iv = Intervals::new(&t.def);
+        let c = retransmits(&t.def, &iv, [&a, &b]).unwrap();
+        assert!(c.low > 0.0, "B's excess is certain: {c:?}");
+        assert_eq!(c.tripped, None, "{c:?}");
+        assert_eq!(decide(&t.def, "all", &[c]), None);
+    }
+
+    #[test]
+    fn too_few_connections_have_no_retransmit_guardrail() {
+        let t = trial(10, 0.0, 0.5);
+        let [a, b] = arms(&t);
+        assert_eq!(retransmits(&t.def, &Intervals::new(&t.def), [&a, &b]), None);
+    }
+
+    #[test]
+    fn an_a_that_trips_sends_to_b_and_conflicts_go_to_a() {
+        let t = trial(200, 0.10, 0.01);
+        let [a, b] = arms(&t);
+        let iv = Intervals::new(&t.def);
+        let c = retransmits(&t.def, &iv, [&a, &b]).unwrap();
+        assert_eq!(c.tripped, Some("A"));
+        let g = GuardrailCheck {
+            metric: Metric::Goodput,
+            value: 0.5,
+            low: 0.4,
+            high: 0.6,
+            bound: 0.8,
+            tripped: Some("B"),
+        };
+        assert_eq!(
+            decide(&t.def, "x", std::slice::from_ref(&c))
+                .unwrap()
+                .send_to,
+            "B"
+        );
+        let both = decide(&t.def, "x", &[c, g]).unwrap();
+        assert_eq!((both.stop, both.send_to), ("B", "A"));
+        assert_eq!(both.because.len(), 2);
+    }
+}

@@ -1,0 +1,66 @@
+//! Renderings of a [`Report`](crate::Report) the CLI prints or writes: the
+//! human table ([`table()`]), the one-line running estimate
+//! ([`progress_line`]) and the Prometheus textfile for node_exporter
+//! ([`textfile()`]). The `--json` document is the report's `Serialize` form.
+//!
+//! Must never decide anything: every number and word comes from the report.
+
+mod progress;
+mod table;
+mod textfile;
+
+pub use progress::progress_line;
+pub use table::table;
+pub use textfile::textfile;
+
+use crate::effect::Mode;
+
+/// `x` as a ratio for people: `1.42x`, `0.981x`, `118x`.
+fn ratio(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}x")
+    } else if x >= 10.0 {
+        format!("{x:.1}x")
+    } else {
+        format!("{x:.2}x")
+    }
+}
+
+/// `1.42x [1.10, 1.83]`.
+fn ratio_interval(r: f64, lo: f64, hi: f64) -> String {
+    format!("{} [{}, {}]", ratio(r), bound(lo), bound(hi))
+}
+
+fn bound(x: f64) -> String {
+    ratio(x).trim_end_matches('x').to_string()
+}
+
+/// How an interval is named: `95% interval`, `95% anytime interval`.
+fn interval_name(confidence: f64, mode: Mode) -> String {
+    let kind = match mode {
+        Mode::FixedHorizon => "interval",
+        Mode::Sequential => "anytime interval",
+    };
+    format!("{:.0}% {kind}", confidence * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(ratio(1.4234), "1.42x");
+        assert_eq!(ratio(0.98123), "0.98x");
+        assert_eq!(ratio(11.83), "11.8x");
+        assert_eq!(ratio(118.3), "118x");
+        assert_eq!(ratio(f64::NAN), "-");
+        assert_eq!(ratio_interval(1.42, 1.1, 1.834), "1.42x [1.10, 1.83]");
+        assert_eq!(
+            interval_name(0.95, Mode::Sequential),
+            "95% anytime interval"
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! The renderings of a fixed fixture: the table, the `--json` document, the
+//! progress line and the Prometheus textfile (checked by `promtool check
+//! metrics` too). Snapshots: `cargo insta review` after an intended change.
+
+mod common;
+
+use bbrkit_trial::render::{progress_line, table, textfile};
+use bbrkit_trial::{Look, Mode, Report, Trial};
+use common::{def, fixture};
+
+fn fixture_report(mode: Mode) -> Report {
+    let mut t = Trial::new(def(2000)).unwrap();
+    t.extend(&fixture());
+    t.report(&Look {
+        duration_s: Some(600.0),
+        ..Look::new(42, mode)
+    })
+}
+
+#[test]
+fn the_table() {
+    insta::assert_snapshot!(table(&fixture_report(Mode::FixedHorizon), 10));
+}
+
+#[test]
+fn the_json_document() {
+    let r = fixture_report(Mode::FixedHorizon);
+    let v = serde_json::to_value(&r).unwrap();
+    // The keys the issue fixes, per group.
+    for g in v["groups"].as_array().unwrap() {
+        assert!(g["prefix"].is_string());
+        for a in g["arms"].as_array().unwrap() {
+            for k in [
+                "cc",
+                "connections",
+                "bytes_acked",
+                "goodput_bits_per_second",
+                "retransmit_rate",
+            ] {
+                assert!(a.get(k).is_some(), "{k}");
+            }
+            for k in ["p10", "median", "p90"] {
+                assert!(a["goodput_bits_per_second"][k].is_number(), "{k}");
+            }
+        }
+        assert!(g["verdict"].is_string());
+    }
+    let lossy = &v["groups"][0];
+    assert_eq!(lossy["prefix"], "198.51.100.0/24");
+    for k in ["ratio", "ci_low", "ci_high"] {
+        assert!(lossy["effect"][k].is_number(), "{k}");
+    }
+    insta::assert_json_snapshot!(r);
+}
+
+#[test]
+fn the_progress_line() {
+    let line = progress_line(&fixture_report(Mode::Sequential));
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn the_textfile() {
+    let text = textfile(&fixture_report(Mode::FixedHorizon), 10).unwrap();
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn the_textfile_passes_promtool() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let text = textfile(&fixture_report(Mode::FixedHorizon), 2).unwrap();
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package 'prometheus')");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "promtool: {said}\n{text}"
+    );
+    // At most 2 groups plus all.
+    let groups: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.split("group=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(groups.len(), 3, "{groups:?}");
+}
+
+#[test]
+fn docs_show_the_real_table_and_progress_line() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/trial.md"))
+        .unwrap();
+    let t = table(&fixture_report(Mode::FixedHorizon), 10);
+    assert!(
+        doc.contains(&t),
+        "docs/trial.md's table is not the library's output:\n{t}"
+    );
+    let p = progress_line(&fixture_report(Mode::Sequential));
+    assert!(
+        doc.contains(&p),
+        "docs/trial.md's progress line is not the library's output:\n{p}"
+    );
+}
