@@ -25,7 +25,7 @@ pub fn pct(x: f64) -> String {
     let p = x * 100.0;
     if p == 0.0 {
         "0%".into()
-    } else if p < 1.0 {
+    } else if p.abs() < 1.0 {
         format!("{p:.2}%")
     } else if (p - p.round()).abs() < 1e-9 {
         format!("{p:.0}%")
@@ -34,12 +34,17 @@ pub fn pct(x: f64) -> String {
     }
 }
 
-/// A byte count: `125.0 kB`, `1.25 MB` (decimal units).
+/// A byte count: `512 B`, `125.0 kB`, `1.25 MB`, `4.20 GB` (decimal units).
 pub fn bytes(b: u64) -> String {
-    if b >= 1_000_000 {
-        format!("{:.2} MB", b as f64 / 1e6)
+    let f = b as f64;
+    if b >= 1_000_000_000 {
+        format!("{:.2} GB", f / 1e9)
+    } else if b >= 1_000_000 {
+        format!("{:.2} MB", f / 1e6)
+    } else if b >= 1_000 {
+        format!("{:.1} kB", f / 1e3)
     } else {
-        format!("{:.1} kB", b as f64 / 1e3)
+        format!("{b} B")
     }
 }
 
@@ -91,12 +96,15 @@ mod tests {
         assert_eq!(pct(0.0084), "0.84%");
         assert_eq!(pct(0.02), "2%");
         assert_eq!(pct(0.025), "2.5%");
+        assert_eq!(pct(-0.05), "-5%");
     }
 
     #[test]
     fn byte_counts_and_numbers() {
         assert_eq!(bytes(125_000), "125.0 kB");
         assert_eq!(bytes(1_250_000), "1.25 MB");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4_200_000_000), "4.20 GB");
         assert_eq!(number(10.0), "10");
         assert_eq!(number(2.5), "2.5");
         assert_eq!(size(10_000), "10 kB");

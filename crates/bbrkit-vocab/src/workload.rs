@@ -53,6 +53,11 @@ impl SizeClass {
         }
     }
 
+    /// Position in [`SizeClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// How a table names it.
     pub fn label(self) -> &'static str {
         match self {
@@ -168,6 +173,9 @@ mod tests {
         assert_eq!(SizeClass::of(100_000), SizeClass::To1Mb);
         assert_eq!(SizeClass::of(4_000_000), SizeClass::To10Mb);
         assert_eq!(SizeClass::of(10_000_000), SizeClass::Over10Mb);
+        for (i, c) in SizeClass::ALL.iter().enumerate() {
+            assert_eq!(c.index(), i);
+        }
     }
 
     #[test]
