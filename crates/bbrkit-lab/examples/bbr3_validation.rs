@@ -34,10 +34,13 @@ use bbrkit_bpf::telemetry::{self, Mode, Phase};
 use bbrkit_cc::Algorithm;
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
-use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, LabReport, Plan, RunResult, median};
+use bbrkit_lab::plan::{self, Plan};
+use bbrkit_lab::report::{LabReport, RunResult, median};
+use bbrkit_lab::session::{self, Event, Outcome};
 use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
 use bbrkit_lab::topology::Topology;
-use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
+use bbrkit_sim::{FlowConfig, LossModel, PathConfig, SimConfig};
+use bbrkit_vocab::{BufferSize, PathConditions as Condition};
 use libbpf_rs::query::MapInfoIter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
@@ -90,11 +93,11 @@ fn args() -> Args {
 
 fn cond(rtt_ms: u64, loss: f64) -> Condition {
     Condition {
-        delay: Duration::from_millis(rtt_ms),
+        rtt: Duration::from_millis(rtt_ms),
         jitter: Duration::ZERO,
         loss,
         rate_bps: Some(RATE),
-        buffer: BufferSpec::Bdp(1.0),
+        buffer: BufferSize::Bdp(1.0),
     }
 }
 
@@ -126,7 +129,7 @@ fn utc_now() -> String {
 fn simulate(alg: Algorithm, c: &Condition, duration: Duration, seed: u64) -> (f64, u64) {
     let path = PathConfig {
         rate_bps: SIM_RATE,
-        rtt: bbrkit_cc::Duration::from_secs_f64(c.delay.as_secs_f64()),
+        rtt: bbrkit_cc::Duration::from_secs_f64(c.rtt.as_secs_f64()),
         buffer: BufferSize::Bdp(1.0),
         loss: LossModel::bernoulli(c.loss),
         ack_loss: 0.0,
@@ -232,7 +235,7 @@ fn summarize(s: &[Sample], stats: [u64; 6]) -> Diag {
         phases,
         hi_set: hi.len() as f64 / n,
         inflight_hi: (!hi.is_empty()).then(|| median(hi) as u32),
-        bw_median: median(s.iter().map(|x| x.bw as f64).collect()),
+        bw_median: median(s.iter().map(|x| x.bw as f64).collect::<Vec<f64>>()),
     }
 }
 
@@ -264,7 +267,7 @@ fn runs_list(r: &[RunResult]) -> String {
 }
 
 fn lab_median(r: &[RunResult]) -> f64 {
-    median(r.iter().map(|x| x.bits_per_second).collect())
+    median(r.iter().map(|x| x.bits_per_second).collect::<Vec<f64>>())
 }
 
 /// The lowest and highest goodput over the simulator's seeds.
@@ -275,7 +278,7 @@ fn sim_range(s: &[(f64, u64)]) -> (f64, f64) {
 }
 
 fn sim_median(s: &[(f64, u64)]) -> f64 {
-    median(s.iter().map(|x| x.0).collect())
+    median(s.iter().map(|x| x.0).collect::<Vec<f64>>())
 }
 
 fn run_grid(a: &Args) {
@@ -326,7 +329,7 @@ fn simulate_cell(a: &Args, c: &Condition) -> Cell {
 /// Runs `plan` in the lab while sampling bbr3's telemetry; returns the
 /// report and, per condition, the telemetry summary of each bbr3 run.
 fn lab_grid(plan: &Plan) -> (LabReport, Vec<Vec<Diag>>) {
-    runner::validate(plan).expect("plan");
+    plan::validate(plan).expect("plan");
     let topo = Topology::build("bbrkb3v", 1500, false).expect("topology");
     let kind = plan.emulator.resolve(&topo).expect("emulator");
     let stop = AtomicBool::new(false);
@@ -342,16 +345,15 @@ fn lab_grid(plan: &Plan) -> (LabReport, Vec<Vec<Diag>>) {
                 total,
                 condition,
                 cc,
-                result,
+                outcome: Outcome::Goodput(bps),
+                spoiled,
+                ..
             } = e
             {
                 eprintln!(
-                    "{done}/{total} {condition} {cc}: {} Mbit/s, {} retransmits{} (load {})",
-                    mbit(result.bits_per_second),
-                    result.retransmits,
-                    result
-                        .spoiled_reason
-                        .as_deref()
+                    "{done}/{total} {condition} {cc}: {} Mbit/s{} (load {})",
+                    mbit(bps),
+                    spoiled
                         .map(|r| format!(", spoiled: {r}"))
                         .unwrap_or_default(),
                     loadavg()
@@ -366,7 +368,7 @@ fn lab_grid(plan: &Plan) -> (LabReport, Vec<Vec<Diag>>) {
                 }
             }
         };
-        let r = runner::run(plan, &topo, kind, &AtomicBool::new(false), &mut on_event);
+        let r = session::run(plan, &topo, kind, &AtomicBool::new(false), &mut on_event);
         stop.store(true, Ordering::Relaxed);
         r
     })
@@ -413,8 +415,13 @@ fn print_grid(a: &Args, cells: &[Cell], started: &str, load_before: &str) {
             mbit(c.sim1.0)
         );
     }
-    let med = median(ratios.iter().map(|r| r.0).collect());
-    let err = median(ratios.iter().map(|r| r.0.ln().abs().exp()).collect());
+    let med = median(ratios.iter().map(|r| r.0).collect::<Vec<f64>>());
+    let err = median(
+        ratios
+            .iter()
+            .map(|r| r.0.ln().abs().exp())
+            .collect::<Vec<f64>>(),
+    );
     println!(
         "\nmedian lab/sim {med:.2}; median error factor max(lab/sim, sim/lab) {err:.2}; * = spoiled run\n"
     );
@@ -438,18 +445,18 @@ fn print_diag(cells: &[Cell]) {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for c in cells {
-        let m = |f: &dyn Fn(&RunResult) -> f64| median(c.lab3.iter().map(f).collect());
-        let d = |f: &dyn Fn(&Diag) -> f64| median(c.diags.iter().map(f).collect());
+        let m = |f: &dyn Fn(&RunResult) -> f64| median(c.lab3.iter().map(f).collect::<Vec<f64>>());
+        let d = |f: &dyn Fn(&Diag) -> f64| median(c.diags.iter().map(f).collect::<Vec<f64>>());
         let emu = |f: fn(&bbrkit_lab::emulator::EmulatorReport) -> u64| {
             m(&|r: &RunResult| r.emulator.as_ref().map(f).unwrap_or(0) as f64)
         };
-        let bdp = RATE as f64 / 8.0 * c.cond.delay.as_secs_f64() / 1514.0;
+        let bdp = RATE as f64 / 8.0 * c.cond.rtt.as_secs_f64() / 1514.0;
         let stats: [f64; 6] = std::array::from_fn(|i| d(&|x: &Diag| x.stats[i] as f64));
         println!(
             "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} | {:.0}/{:.0}/{:.0}, {:.0}, {:.0} | {:.0}/{:.0}/{:.0}/{:.0}/{:.0} | {:.0} ({}) | {bdp:.0} | {} |",
             c.label,
             m(&|r: &RunResult| r.retransmits as f64),
-            median(c.sim3.iter().map(|x| x.1 as f64).collect()),
+            median(c.sim3.iter().map(|x| x.1 as f64).collect::<Vec<f64>>()),
             emu(|e| e.data.lost_frames),
             emu(|e| e.data.buffer_drops),
             emu(|e| e.data.late_frames + e.reverse.late_frames),
@@ -475,13 +482,7 @@ fn print_diag(cells: &[Cell]) {
     }
     let n: usize = cells.iter().flat_map(|c| &c.diags).map(|x| x.samples).sum();
     println!("\n({n} telemetry samples of bbr3 sockets, 200 ms apart)\n");
-    let cpu = |r: &[RunResult]| {
-        median(
-            r.iter()
-                .map(|x| x.sender_cpu_s / (x.bytes as f64 / 1e9))
-                .collect(),
-        )
-    };
+    let cpu = |r: &[RunResult]| median(r.iter().map(|x| x.sender_cpu_s / (x.bytes as f64 / 1e9)));
     println!("sender threads' CPU per GB (s), bbr3 / bbr:");
     for c in cells {
         println!("  {}: {:.2} / {:.2}", c.label, cpu(&c.lab3), cpu(&c.lab1));
@@ -524,14 +525,7 @@ fn run_target(a: &Args) {
     let started = utc_now();
     let ccs = bbrkit_lab::bpf_cc::register_missing(&["bbr3".into()]).expect("register bbr3");
     let topo = Topology::build("bbrkb3t", 1500, false).expect("topology");
-    let link = Condition {
-        delay: Duration::ZERO,
-        jitter: Duration::ZERO,
-        loss: 0.0,
-        rate_bps: None,
-        buffer: BufferSpec::Bdp(1.0),
-    }
-    .params(1500);
+    let link = plan::link_params(&Condition::new(Duration::ZERO, 0.0), 1500);
     let mut rows: Vec<TargetRun> = Vec::new();
     for run in 0..runs {
         for cc in ["bbr", "bbr3"] {
@@ -547,12 +541,9 @@ fn run_target(a: &Args) {
 fn target_run(topo: &Topology, link: LinkParams, cc: &'static str, seed: u64) -> TargetRun {
     let emu = Emulator::start_kind(topo, EmulatorKind::Split, link, seed).unwrap();
     let spec = TestSpec {
-        cc: cc.into(),
-        cc_on: CcOn::Sender,
-        flows: 1,
-        duration: Duration::from_secs(6),
         sample_every: Duration::from_millis(100),
         keep_off_cpu: None,
+        ..TestSpec::uniform(cc, 1, CcOn::Sender, Duration::from_secs(6))
     };
     let before = rusage_s();
     let r = run_test(topo, &spec, &AtomicBool::new(false)).expect("run");
@@ -594,8 +585,8 @@ fn print_target(rows: &[TargetRun], runs: usize, started: &str, load_before: &st
         let list = |f: &dyn Fn(&TargetRun) -> String| {
             mine.iter().map(|r| f(r)).collect::<Vec<_>>().join(" / ")
         };
-        let t = median(mine.iter().map(|r| r.bps).collect());
-        let c = median(mine.iter().map(|r| r.cpu_per_gb).collect());
+        let t = median(mine.iter().map(|r| r.bps).collect::<Vec<f64>>());
+        let c = median(mine.iter().map(|r| r.cpu_per_gb).collect::<Vec<f64>>());
         med.push((t, c));
         println!(
             "| {cc} | {:.2} ({}) | {c:.3} ({}) | {} |",
@@ -621,7 +612,7 @@ fn print_sim(a: &Args) {
     println!("|---|---|---|---|");
     for c in grid().iter().map(|c| simulate_cell(a, c)) {
         let (lo, hi) = sim_range(&c.sim3);
-        let rtx = median(c.sim3.iter().map(|x| x.1 as f64).collect());
+        let rtx = median(c.sim3.iter().map(|x| x.1 as f64).collect::<Vec<f64>>());
         println!(
             "| {} | {} ({}–{}) | {rtx:.0} | {} |",
             c.label,

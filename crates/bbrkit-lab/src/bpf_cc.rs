@@ -37,7 +37,7 @@ pub struct RunCcs {
 
 /// Registers each of `wanted` that the kernel does not offer and the
 /// embedded bbr3 object does. Names neither offers are left for
-/// [`crate::runner::validate`] to report.
+/// [`crate::plan::validate`] to report.
 pub fn register_missing(wanted: &[String]) -> Result<RunCcs> {
     let available = tcpinfo::available_algorithms()
         .map_err(|e| LabError::io("read tcp_available_congestion_control", e))?;

@@ -2,7 +2,8 @@
 //!
 //! A lab's namespaces are held by file descriptors and vanish with the
 //! process, so the only possible leftovers are the `/run/netns/bbrk<pid>-*`
-//! names created by `--netns-names`. Owns finding those whose process is gone
+//! names created by `--netns-names` and the empty cgroup a workload run
+//! created (`bbrkit-lab-<pid>`). Owns finding those whose process is gone
 //! and removing them. Must never touch a name of a lab that is still running
 //! or any name without the `bbrk` prefix.
 
@@ -52,12 +53,14 @@ fn process_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// Removes every leftover; returns what was removed.
+/// Removes every leftover — names, and the empty `bbrkit-lab-<pid>`
+/// cgroups of workload runs; returns what was removed.
 pub fn remove_leftovers() -> Result<Vec<PathBuf>> {
-    let found = leftovers()?;
+    let mut found = leftovers()?;
     for p in &found {
         unbind(p);
     }
+    found.extend(crate::workload::cgroup::remove_leftovers());
     Ok(found)
 }
 

@@ -79,6 +79,11 @@ impl Netns {
         Ok(())
     }
 
+    /// Its `/run/netns` name, if [`Netns::bind_name`] gave it one.
+    pub fn bound_name(&self) -> Option<&std::path::Path> {
+        self.bound.as_deref()
+    }
+
     /// A human label (`client`, `router`, `server`).
     pub fn label(&self) -> &str {
         &self.label

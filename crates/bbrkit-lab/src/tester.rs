@@ -27,18 +27,29 @@ pub enum CcOn {
     Sender,
     /// The data receiver only; the sender keeps its namespace default.
     Receiver,
+    /// No socket: the host decides (the namespace default, or a cgroup
+    /// sock_ops policy), `--cc host`.
+    Host,
+}
+
+/// One flow of a test: its algorithm and when it starts sending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSpec {
+    /// Congestion control (ignored with [`CcOn::Host`]).
+    pub cc: String,
+    /// Start, after the test's common start instant.
+    pub start: Duration,
 }
 
 /// One traffic test.
 #[derive(Debug, Clone)]
 pub struct TestSpec {
-    /// Congestion control under test.
-    pub cc: String,
-    /// Where it is set.
+    /// The flows, each with its algorithm and start (a competition mixes
+    /// algorithms; a bulk run has one algorithm on every flow).
+    pub flows: Vec<FlowSpec>,
+    /// Where the algorithms are set.
     pub cc_on: CcOn,
-    /// Parallel flows.
-    pub flows: usize,
-    /// How long the server sends.
+    /// How long the server sends (from the common start).
     pub duration: Duration,
     /// `TCP_INFO` sampling period.
     pub sample_every: Duration,
@@ -49,12 +60,31 @@ pub struct TestSpec {
     pub keep_off_cpu: Option<usize>,
 }
 
+impl TestSpec {
+    /// `flows` flows of `cc`, all starting at once.
+    pub fn uniform(cc: &str, flows: usize, cc_on: CcOn, duration: Duration) -> TestSpec {
+        TestSpec {
+            flows: vec![
+                FlowSpec {
+                    cc: cc.to_string(),
+                    start: Duration::ZERO,
+                };
+                flows
+            ],
+            cc_on,
+            duration,
+            sample_every: Duration::from_millis(100),
+            keep_off_cpu: None,
+        }
+    }
+}
+
 /// One flow's outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowResult {
     /// Bytes the receiver read during the test.
     pub bytes: u64,
-    /// Receiver goodput.
+    /// Receiver goodput over the flow's sending time.
     pub bits_per_second: f64,
     /// Sender's `tcpi_total_retrans` at the end.
     pub retransmits: u64,
@@ -107,12 +137,13 @@ pub fn run_test(topo: &Topology, spec: &TestSpec, cancel: &AtomicBool) -> Result
         .run(|| TcpListener::bind(SocketAddr::from((SERVER_ADDR, 0))).map_err(io("listen")))?;
     let server = listener.local_addr().map_err(io("listener address"))?;
     let clients: Vec<TcpStream> = topo.client.run(|| {
-        (0..spec.flows)
-            .map(|_| {
+        spec.flows
+            .iter()
+            .map(|f| {
                 let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
                     .map_err(io("socket"))?;
                 if spec.cc_on == CcOn::Receiver {
-                    set_cc(&s, &spec.cc)?;
+                    set_cc(&s, &f.cc)?;
                 }
                 s.connect_timeout(&server.into(), Duration::from_secs(10))
                     .map_err(io("connect to the server through the emulator"))?;
@@ -126,7 +157,7 @@ pub fn run_test(topo: &Topology, spec: &TestSpec, cancel: &AtomicBool) -> Result
     }
     // Accept order follows handshake completion: pair sockets by port.
     let mut flows = Vec::new();
-    for client in clients {
+    for (client, f) in clients.into_iter().zip(&spec.flows) {
         let port = client.local_addr().map_err(io("local address"))?.port();
         let i = accepted
             .iter()
@@ -134,7 +165,7 @@ pub fn run_test(topo: &Topology, spec: &TestSpec, cancel: &AtomicBool) -> Result
             .ok_or_else(|| LabError::Invalid("a flow's server socket went missing".into()))?;
         let (srv, _) = accepted.swap_remove(i);
         if spec.cc_on == CcOn::Sender {
-            set_cc(&srv, &spec.cc)?;
+            set_cc(&srv, &f.cc)?;
         }
         abort_on_close(&client)?;
         abort_on_close(&srv)?;
@@ -172,7 +203,8 @@ fn accept_timeout(listener: &TcpListener, timeout: Duration) -> Result<(TcpStrea
     }
 }
 
-fn set_cc(sock: &impl std::os::fd::AsFd, cc: &str) -> Result<()> {
+/// Sets `TCP_CONGESTION` `cc` on `sock`.
+pub fn set_cc(sock: &impl std::os::fd::AsFd, cc: &str) -> Result<()> {
     tcpinfo::set_congestion(sock, cc).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOENT) => LabError::UnknownAlgorithm {
             wanted: cc.to_string(),
@@ -197,17 +229,21 @@ fn measure(
     std::thread::scope(|s| {
         let senders: Vec<_> = flows
             .iter()
-            .map(|(_, srv)| {
+            .zip(&spec.flows)
+            .map(|((_, srv), f)| {
                 let srv = srv.clone();
                 let off = spec.keep_off_cpu;
-                s.spawn(move || send(&srv, start, deadline, cancel, off))
+                let from = (start + f.start).min(deadline);
+                s.spawn(move || send(&srv, from, deadline, cancel, off))
             })
             .collect();
         let receivers: Vec<_> = flows
             .iter()
-            .map(|(cli, _)| {
+            .zip(&spec.flows)
+            .map(|((cli, _), f)| {
                 let cli = cli.clone();
-                s.spawn(move || receive(&cli, start, deadline, cancel))
+                let from = (start + f.start).min(deadline);
+                s.spawn(move || receive(&cli, from, deadline, cancel))
             })
             .collect();
         let sampler = {
@@ -232,7 +268,14 @@ fn measure(
                 end,
                 cpu,
             };
-            out.push(flow_result(cli, srv, flow, &all[i], spec.duration));
+            let active = spec.duration.saturating_sub(spec.flows[i].start);
+            out.push(flow_result(
+                cli,
+                srv,
+                flow,
+                &all[i],
+                (spec.duration, active),
+            ));
         }
     });
     if cancel.load(Ordering::Relaxed) {
@@ -284,23 +327,27 @@ struct Ended {
     cpu: f64,
 }
 
-/// One flow's result from its sockets, its threads' outcome and its
-/// periodic `samples`.
+/// One flow's result from its sockets, its threads' outcome, its periodic
+/// `samples`, the test's duration and the flow's own sending time.
 fn flow_result(
     cli: &TcpStream,
     srv: &TcpStream,
     flow: Ended,
     samples: &[TcpSample],
-    duration: Duration,
+    (test, duration): (Duration, Duration),
 ) -> FlowResult {
     let mut end = flow.end.unwrap_or_default();
-    end.t_s = duration.as_secs_f64();
+    end.t_s = test.as_secs_f64();
     let mut series = samples.to_vec();
     series.push(end);
     let rtts: Vec<u32> = series.iter().map(|x| x.rtt).filter(|&r| r > 0).collect();
     FlowResult {
         bytes: flow.bytes,
-        bits_per_second: flow.bytes as f64 * 8.0 / duration.as_secs_f64(),
+        bits_per_second: if duration.is_zero() {
+            0.0
+        } else {
+            flow.bytes as f64 * 8.0 / duration.as_secs_f64()
+        },
         retransmits: end.retransmits,
         sender_tcp_congestion: tcpinfo::congestion(srv).unwrap_or_default(),
         receiver_tcp_congestion: tcpinfo::congestion(cli).unwrap_or_default(),

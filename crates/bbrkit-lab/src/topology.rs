@@ -135,6 +135,15 @@ impl Topology {
         })
     }
 
+    /// The `/run/netns` names of the three namespaces, if they were named.
+    pub fn names(&self) -> Vec<String> {
+        [&self.client, &self.router, &self.server]
+            .iter()
+            .filter_map(|ns| ns.bound_name())
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
     /// Inodes of the three namespaces (for leak checks).
     pub fn inodes(&self) -> [u64; 3] {
         [

@@ -12,9 +12,12 @@ use std::time::Duration;
 
 use bbrkit_lab::bpf_cc;
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::runner::{self, BufferSpec, Condition, LabReport, Plan};
+use bbrkit_lab::plan::{self, Plan};
+use bbrkit_lab::report::LabReport;
+use bbrkit_lab::session;
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::Topology;
+use bbrkit_vocab::{BufferSize, PathConditions};
 
 const RATE: u64 = 100_000_000;
 
@@ -23,13 +26,13 @@ const RATE: u64 = 100_000_000;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// 100 Mbit/s, 20 ms, 1 BDP drop-tail buffer, `loss` random loss.
-fn path(loss: f64) -> Condition {
-    Condition {
-        delay: Duration::from_millis(20),
+fn path(loss: f64) -> PathConditions {
+    PathConditions {
+        rtt: Duration::from_millis(20),
         jitter: Duration::ZERO,
         loss,
         rate_bps: Some(RATE),
-        buffer: BufferSpec::Bdp(1.0),
+        buffer: BufferSize::Bdp(1.0),
     }
 }
 
@@ -37,7 +40,7 @@ fn path(loss: f64) -> Condition {
 /// uses for rated links); a run the emulator spoiled (CPU stall, its own
 /// drops) is repeated up to twice. bbr3 is registered for the test if the
 /// kernel lacks it, and unregistered after.
-fn lab(prefix: &str, cond: Condition, ccs: &[&str], seconds: u64) -> LabReport {
+fn lab(prefix: &str, cond: PathConditions, ccs: &[&str], seconds: u64) -> LabReport {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let algorithms: Vec<String> = ccs.iter().map(|s| s.to_string()).collect();
     let registered = bpf_cc::register_missing(&algorithms).expect("register bbr3");
@@ -53,9 +56,9 @@ fn lab(prefix: &str, cond: Condition, ccs: &[&str], seconds: u64) -> LabReport {
         mtu: 1500,
         retries: 2,
     };
-    runner::validate(&plan).expect("plan");
+    plan::validate(&plan).expect("plan");
     let topo = Topology::build(prefix, 1500, false).expect("topology");
-    let report = runner::run(
+    let report = session::run(
         &plan,
         &topo,
         EmulatorKind::Userspace,

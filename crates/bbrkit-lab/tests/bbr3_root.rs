@@ -75,12 +75,9 @@ fn lab_connections_carry_bbr3_and_the_registration_ends_with_the_run() {
     let topo = Topology::build("bbrkb3", 1500, false).expect("build");
     let emu = Emulator::start(&topo, link(), 1).expect("emulator");
     let spec = TestSpec {
-        cc: "bbr3".into(),
-        cc_on: CcOn::Sender,
-        flows: 2,
-        duration: Duration::from_millis(2000),
         sample_every: Duration::from_millis(100),
         keep_off_cpu: None,
+        ..TestSpec::uniform("bbr3", 2, CcOn::Sender, Duration::from_millis(2000))
     };
     let server_ns = topo.server.inode() as u32;
     let (result, socks, models) = std::thread::scope(|s| {

@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind, EmulatorReport};
+use bbrkit_lab::plan::{self, Plan};
 use bbrkit_lab::probe::{ProbeResult, probe};
-use bbrkit_lab::runner::{self, BufferSpec, Condition, Plan};
+use bbrkit_lab::session;
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::topology::Topology;
+use bbrkit_vocab::{BufferSize, PathConditions};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -516,12 +518,12 @@ fn bbr_beats_cubic_5x_at_10ms_2pct_loss() {
 fn bbr_vs_cubic(kind: EmulatorKind) {
     let _g = serial();
     let plan = Plan {
-        conditions: vec![Condition {
-            delay: Duration::from_millis(10),
+        conditions: vec![PathConditions {
+            rtt: Duration::from_millis(10),
             jitter: Duration::ZERO,
             loss: 0.02,
             rate_bps: None,
-            buffer: BufferSpec::Bdp(1.0),
+            buffer: BufferSize::Bdp(1.0),
         }],
         algorithms: vec!["cubic".into(), "bbr".into()],
         runs: 1,
@@ -534,11 +536,11 @@ fn bbr_vs_cubic(kind: EmulatorKind) {
         // The runner repeats a run the emulator marks spoiled by a CPU stall.
         retries: 1,
     };
-    runner::validate(&plan).expect("kernel has cubic and bbr");
+    plan::validate(&plan).expect("kernel has cubic and bbr");
     with_retries(&format!("bbr vs cubic ({kind:?})"), || {
         let topo = Topology::build("bbrktest", 1500, false).expect("build");
         let cancel = AtomicBool::new(false);
-        let rep = runner::run(&plan, &topo, kind, &cancel, &mut |_| {}).expect("run");
+        let rep = session::run(&plan, &topo, kind, &cancel, &mut |_| {}).expect("run");
         let c = &rep.conditions[0];
         let (cubic, bbr) = (c.results[0].bits_per_second, c.results[1].bits_per_second);
         println!("cubic {cubic:.0} bbr {bbr:.0} ratio {:?}", c.ratio);
@@ -568,12 +570,14 @@ fn receiver_side_algorithm_does_not_change_the_sender() {
     let topo = Topology::build("bbrktest", 1500, false).expect("build");
     let emu = Emulator::start(&topo, params(2, 0.0, None, None), 1).expect("emulator");
     let spec = bbrkit_lab::tester::TestSpec {
-        cc: "reno".into(),
-        cc_on: CcOn::Receiver,
-        flows: 2,
-        duration: Duration::from_millis(600),
         sample_every: Duration::from_millis(100),
         keep_off_cpu: None,
+        ..bbrkit_lab::tester::TestSpec::uniform(
+            "reno",
+            2,
+            CcOn::Receiver,
+            Duration::from_millis(600),
+        )
     };
     let r = bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)).expect("test");
     drop(emu);
@@ -641,12 +645,14 @@ fn split_emulator_keeps_frames_in_order() {
         let emu = Emulator::start_kind(&topo, EmulatorKind::Split, params(0, 0.0, None, None), 1)
             .expect("emulator");
         let spec = bbrkit_lab::tester::TestSpec {
-            cc: "cubic".into(),
-            cc_on: CcOn::Sender,
-            flows: 1,
-            duration: Duration::from_secs(2),
             sample_every: Duration::from_millis(100),
             keep_off_cpu: None,
+            ..bbrkit_lab::tester::TestSpec::uniform(
+                "cubic",
+                1,
+                CcOn::Sender,
+                Duration::from_secs(2),
+            )
         };
         let r = bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)).expect("test");
         let rep = emu.stop().expect("stop");

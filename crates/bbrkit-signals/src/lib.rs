@@ -182,7 +182,12 @@ fn wait_loop(set: SigSet, s: &Signals) {
         // The flag is set even in ExitAtOnce: it costs nothing and says so.
         let already = s.cancel.swap(true, Ordering::SeqCst);
         match decide(mode, already) {
-            Action::Exit => exit_now(sig),
+            Action::Exit => {
+                if let Some(line) = exit_message(mode, already, sig) {
+                    eprintln!("{line}");
+                }
+                exit_now(sig)
+            }
             Action::Cancel => {
                 s.signal.store(sig, Ordering::SeqCst);
                 if let Mode::Cancel { grace, note } = mode {
@@ -197,6 +202,18 @@ fn wait_loop(set: SigSet, s: &Signals) {
                 }
             }
         }
+    }
+}
+
+/// What the process says when a signal ends it at once: nothing when no
+/// run was waiting (a plain Ctrl-C), but a second signal during a
+/// cancelled run's teardown says why the teardown did not finish.
+fn exit_message(mode: Mode, already_cancelled: bool, sig: i32) -> Option<String> {
+    match mode {
+        Mode::Cancel { note, .. } if already_cancelled => Some(format!(
+            "bbrkit: second signal ({sig}) during teardown; exiting at once ({note})"
+        )),
+        _ => None,
     }
 }
 
@@ -236,6 +253,17 @@ mod tests {
     fn cancel_mode_cancels_first_and_exits_on_the_second_signal() {
         assert_eq!(decide(CANCEL, false), Action::Cancel);
         assert_eq!(decide(CANCEL, true), Action::Exit);
+    }
+
+    #[test]
+    fn a_second_signal_says_what_happened() {
+        let line = exit_message(CANCEL, true, libc::SIGINT).unwrap();
+        assert!(
+            line.contains("second signal (2)") && line.contains("(test)"),
+            "{line}"
+        );
+        assert_eq!(exit_message(Mode::ExitAtOnce, true, libc::SIGINT), None);
+        assert_eq!(exit_message(Mode::ExitAtOnce, false, libc::SIGINT), None);
     }
 
     #[test]

@@ -10,16 +10,9 @@ use bbrkit_cc::transport::HEADER_BYTES;
 /// Linux's default MSS on a 1500-byte Ethernet path with timestamps.
 pub const DEFAULT_MSS: u32 = 1448;
 
-/// The bottleneck's buffer size.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum BufferSize {
-    /// Bytes.
-    Bytes(u64),
-    /// Full-size packets (MSS + headers each).
-    Packets(u64),
-    /// Multiples of the path's bandwidth-delay product (rate × base RTT).
-    Bdp(f64),
-}
+/// The bottleneck's buffer size (packets are MSS + headers each here):
+/// bbrkit's one buffer-size type.
+pub use bbrkit_vocab::BufferSize;
 
 /// The bottleneck path shared by every flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,12 +52,7 @@ impl PathConfig {
     /// `size` in bytes on this path (BDP multiples of its rate × RTT,
     /// packets of `mss` payload plus headers).
     pub fn size_bytes(&self, size: BufferSize, mss: u32) -> u64 {
-        let pkt = u64::from(mss + HEADER_BYTES);
-        match size {
-            BufferSize::Bytes(b) => b,
-            BufferSize::Packets(n) => n * pkt,
-            BufferSize::Bdp(m) => (self.bdp_bytes() * m).round() as u64,
-        }
+        size.bytes(self.bdp_bytes(), u64::from(mss + HEADER_BYTES))
     }
 
     /// Bandwidth-delay product, bytes.

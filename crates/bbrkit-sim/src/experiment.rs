@@ -9,11 +9,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bbrkit_cc::{Algorithm, Duration};
+use bbrkit_vocab::WorkloadSpec;
 
 use crate::config::{BufferSize, ConfigError, FlowConfig, PathConfig, SimConfig};
 use crate::loss::LossModel;
 use crate::report::RunReport;
 use crate::sim::run;
+use crate::workload::{Workload, WorkloadResult, run_workload};
 
 /// Ready-made scenarios from the seed articles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +166,38 @@ impl Plan {
         Ok(out)
     }
 
+    /// The request/response workloads of the plan: for each loss
+    /// condition, one per algorithm (its path, duration and seed; new
+    /// requests for `duration`, a drain of as long again, at most 60 s).
+    pub fn workloads(
+        &self,
+        objects: WorkloadSpec,
+        clients: usize,
+        keepalive: bool,
+    ) -> Vec<(f64, Workload)> {
+        let mut out = Vec::new();
+        for &loss in &self.losses {
+            let mut path = self.path.clone();
+            path.loss = LossModel::bursty(loss, self.loss_burst);
+            for &algorithm in &self.algorithms {
+                out.push((
+                    loss,
+                    Workload {
+                        path: path.clone(),
+                        algorithm,
+                        objects,
+                        clients,
+                        keepalive,
+                        duration: self.duration,
+                        drain: self.duration.min(Duration::from_secs(60)),
+                        seed: self.seed,
+                    },
+                ));
+            }
+        }
+        out
+    }
+
     /// Alone mode: each run's goodput relative to the first algorithm's on
     /// the same condition (`reports` in [`Plan::configs`] order).
     pub fn set_ratios(&self, reports: &mut [RunReport]) {
@@ -194,13 +228,28 @@ pub enum RunError {
 /// Runs independent configurations on all cores; results in input order
 /// (each run is deterministic on its own, so threads do not change output).
 pub fn run_parallel(configs: &[SimConfig]) -> Result<Vec<RunReport>, RunError> {
+    parallel_map(configs, |cfg| run(cfg, &mut |_| {}))
+}
+
+/// Runs independent request/response workloads on all cores; results in
+/// input order.
+pub fn run_workloads(workloads: &[Workload]) -> Result<Vec<WorkloadResult>, RunError> {
+    parallel_map(workloads, run_workload)
+}
+
+/// `f` of every item on all cores; results in input order.
+fn parallel_map<T: Sync, R: Send + Clone>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, ConfigError> + Sync,
+) -> Result<Vec<R>, RunError> {
+    let configs = items;
     let workers = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .min(configs.len())
         .max(1);
     let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<RunReport>> = vec![None; configs.len()];
+    let mut results: Vec<Option<R>> = vec![None; configs.len()];
     let slots = Mutex::new(&mut results);
     let mut first_err = None;
     std::thread::scope(|s| {
@@ -212,7 +261,7 @@ pub fn run_parallel(configs: &[SimConfig]) -> Result<Vec<RunReport>, RunError> {
                         let Some(cfg) = configs.get(i) else {
                             return Ok(());
                         };
-                        let r = run(cfg, &mut |_| {})?;
+                        let r = f(cfg)?;
                         slots.lock().expect("no panics while holding")[i] = Some(r);
                     }
                 })

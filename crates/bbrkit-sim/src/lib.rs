@@ -7,7 +7,7 @@
 //! `tcp_ack` does), run configuration
 //! ([`config`]), the world and its event loop ([`sim`]), results
 //! ([`report`]) and experiments: plans, presets, sweeps and parallel runs
-//! ([`experiment`]). Must never touch the host: no wall clock, no files, no
+//! ([`experiment`]), request/response workloads ([`workload`]). Must never touch the host: no wall clock, no files, no
 //! sockets, no global randomness. Same inputs and seed give byte-identical
 //! output.
 //!
@@ -39,9 +39,11 @@ pub mod loss;
 pub mod report;
 pub mod sim;
 pub mod validation;
+pub mod workload;
 
 pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, SimConfig};
 pub use experiment::{Plan, Preset, RunError, run_parallel};
 pub use loss::LossModel;
 pub use report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
 pub use sim::{Sender, Simulation, run};
+pub use workload::{Workload, WorkloadResult, run_workload};

@@ -6,27 +6,17 @@ use serde::Serialize;
 
 use crate::histogram::Histogram;
 
-/// Three percentiles, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Percentiles {
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-}
+/// Three percentiles in milliseconds: bbrkit's one percentile summary.
+pub use bbrkit_vocab::{Percentiles, jain_index};
 
-impl Percentiles {
-    /// From a histogram of nanoseconds; `None` if it is empty.
-    pub fn from_ns(h: &Histogram) -> Option<Self> {
-        let ms = |q| h.quantile(q).map(|v| v as f64 / 1e6);
-        Some(Percentiles {
-            p50: ms(0.5)?,
-            p95: ms(0.95)?,
-            p99: ms(0.99)?,
-        })
-    }
+/// The percentiles of a histogram of nanoseconds; `None` if it is empty.
+pub fn percentiles_ms(h: &Histogram) -> Option<Percentiles> {
+    let ms = |q| h.quantile(q).map(|v| v as f64 / 1e6);
+    Some(Percentiles {
+        p50: ms(0.5)?,
+        p95: ms(0.95)?,
+        p99: ms(0.99)?,
+    })
 }
 
 /// What one flow achieved.
@@ -110,16 +100,6 @@ pub struct RunReport {
     pub events: u64,
 }
 
-/// Jain's fairness index `(Σx)² / (n·Σx²)`; 1 for an empty or all-zero set.
-pub fn jain_index(xs: &[f64]) -> f64 {
-    let sum: f64 = xs.iter().sum();
-    let sq: f64 = xs.iter().map(|x| x * x).sum();
-    if xs.is_empty() || sq == 0.0 {
-        return 1.0;
-    }
-    sum * sum / (xs.len() as f64 * sq)
-}
-
 /// One time-series sample of one flow.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceRow {
@@ -153,17 +133,4 @@ pub struct TraceRow {
     pub ca_state: &'static str,
     /// Bottleneck backlog, bytes.
     pub queue_bytes: u64,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jain_index_bounds() {
-        assert_eq!(jain_index(&[5.0, 5.0, 5.0]), 1.0);
-        assert!((jain_index(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
-        assert!((jain_index(&[3.0, 1.0]) - 0.8).abs() < 1e-12);
-        assert_eq!(jain_index(&[]), 1.0);
-    }
 }

@@ -23,7 +23,7 @@ use crate::engine::{EventQueue, Timer};
 use crate::histogram::Histogram;
 use crate::link::Link;
 use crate::loss::{Dropper, LossModel};
-use crate::report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
+use crate::report::{FlowReport, LinkReport, RunReport, TraceRow, jain_index, percentiles_ms};
 
 /// The transport sender as the simulator runs it: any of the five
 /// controllers, picked by name.
@@ -108,6 +108,49 @@ fn ca_state_name(s: CaState) -> &'static str {
     }
 }
 
+/// Flow number `i` of `cfg` (described by `f`), starting at `start`, its
+/// controller drawing from random stream `stream`.
+fn build_flow(
+    cfg: &SimConfig,
+    i: u32,
+    f: &crate::config::FlowConfig,
+    start: Instant,
+    stream: u64,
+) -> Flow {
+    let half = cfg.path.rtt / 2;
+    let extra_half = f.extra_rtt / 2;
+    let fwd = half + extra_half;
+    let rev = (cfg.path.rtt - half) + (f.extra_rtt - extra_half);
+    let rng: Box<dyn bbrkit_cc::Random + Send> = Box::new(SeededRng::new(cfg.seed, stream));
+    let scfg = SenderConfig {
+        size: f.size,
+        pace_loss_based: cfg.pace_loss_based,
+        rwnd: cfg.rwnd,
+        init_cwnd: cfg.init_cwnd,
+        ecn: cfg.ecn_threshold.is_some(),
+        tlp: cfg.tlp,
+        ..SenderConfig::bulk(cfg.mss)
+    };
+    let alg = f.algorithm;
+    Flow {
+        sender: Sender::new(i, scfg, start, |tcp| alg.build(tcp, rng)),
+        rtt: Histogram::default(),
+        receiver: Receiver::new(i, cfg.delack),
+        fwd: DelayLine::new(fwd),
+        rev: DelayLine::new(rev),
+        timers: Timers::default(),
+        started: false,
+        start,
+        size: f.size,
+        mss: cfg.mss,
+        queue_drops: 0,
+        random_drops: 0,
+        ce_marks: 0,
+        last_sample_bytes: 0,
+        last_sample_received: 0,
+    }
+}
+
 /// Runs `cfg` to the end, handing each time-series row to `trace`.
 pub fn run(cfg: &SimConfig, trace: &mut dyn FnMut(&TraceRow)) -> Result<RunReport, ConfigError> {
     let mut sim = Simulation::new(cfg.clone())?;
@@ -121,47 +164,15 @@ impl Simulation {
         cfg.validate()?;
         let t0 = Instant::ZERO;
         let mut q = EventQueue::new();
-        let half = cfg.path.rtt / 2;
         let flows = cfg
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 let i = i as u32;
-                let extra_half = f.extra_rtt / 2;
-                let fwd = half + extra_half;
-                let rev = (cfg.path.rtt - half) + (f.extra_rtt - extra_half);
-                let rng: Box<dyn bbrkit_cc::Random + Send> =
-                    Box::new(SeededRng::new(cfg.seed, 1000 + u64::from(i)));
-                let scfg = SenderConfig {
-                    size: f.size,
-                    pace_loss_based: cfg.pace_loss_based,
-                    rwnd: cfg.rwnd,
-                    init_cwnd: cfg.init_cwnd,
-                    ecn: cfg.ecn_threshold.is_some(),
-                    tlp: cfg.tlp,
-                    ..SenderConfig::bulk(cfg.mss)
-                };
-                let alg = f.algorithm;
                 let start = t0 + f.start;
                 q.schedule(start, Ev::Start(i));
-                Flow {
-                    sender: Sender::new(i, scfg, start, |tcp| alg.build(tcp, rng)),
-                    rtt: Histogram::default(),
-                    receiver: Receiver::new(i, cfg.delack),
-                    fwd: DelayLine::new(fwd),
-                    rev: DelayLine::new(rev),
-                    timers: Timers::default(),
-                    started: false,
-                    start,
-                    size: f.size,
-                    mss: cfg.mss,
-                    queue_drops: 0,
-                    random_drops: 0,
-                    ce_marks: 0,
-                    last_sample_bytes: 0,
-                    last_sample_received: 0,
-                }
+                build_flow(&cfg, i, f, start, 1000 + u64::from(i))
             })
             .collect();
         if let Some(iv) = cfg.sample_interval {
@@ -484,7 +495,7 @@ impl Simulation {
             recoveries: s.stats.recoveries,
             ce_marks: self.cfg.ecn_threshold.map(|_| fl.ce_marks),
             tlps: (s.stats.tlps > 0).then_some(s.stats.tlps),
-            rtt_ms: Percentiles::from_ns(&fl.rtt),
+            rtt_ms: percentiles_ms(&fl.rtt),
             fct_s: fct,
             share: 0.0,
             ratio: None,
@@ -502,12 +513,42 @@ impl Simulation {
             } else {
                 0.0
             },
-            queue_delay_ms: Percentiles::from_ns(&ls.sojourn),
+            queue_delay_ms: percentiles_ms(&ls.sojourn),
             queue_delay_mean_ms: ls.sojourn.mean().map(|m| m / 1e6),
             drops: ls.drops,
             max_queue_bytes: ls.max_backlog_bytes,
             random_drops: self.flows.iter().map(|f| f.random_drops).sum(),
         }
+    }
+
+    /// The size of flow `flow` (`None`: bulk).
+    pub fn flow_size(&self, flow: u32) -> Option<u64> {
+        self.flows[flow as usize].size
+    }
+
+    /// When finite flow `flow` delivered its last byte, if it has.
+    pub fn completed_at(&self, flow: u32) -> Option<Instant> {
+        let fl = &self.flows[flow as usize];
+        let size = fl.size?;
+        (fl.receiver.bytes_delivered >= size)
+            .then_some(fl.receiver.last_delivery)
+            .flatten()
+    }
+
+    /// Replaces flow `flow` by a fresh connection described by `f` (its
+    /// `start` taken as absolute simulated time, moved to now if earlier),
+    /// as a request/response workload does when a client's request
+    /// completes: the old connection's state, packets on its wires and
+    /// timers are dropped (its pending events find nothing and do nothing).
+    /// `stream` picks the new controller's random stream. Returns the old
+    /// connection's retransmissions.
+    pub fn restart_flow(&mut self, flow: u32, f: crate::config::FlowConfig, stream: u64) -> u64 {
+        let start = (Instant::ZERO + f.start).max(self.q.now());
+        let new = build_flow(&self.cfg, flow, &f, start, stream);
+        let old = std::mem::replace(&mut self.flows[flow as usize], new);
+        self.cfg.flows[flow as usize] = f;
+        self.q.schedule(start, Ev::Start(flow));
+        old.sender.stats.retransmits
     }
 
     /// Read access to a flow's sender (tests, tracing).

@@ -10,6 +10,7 @@
 
 mod cmd;
 mod lab_out;
+mod output;
 mod sim_out;
 mod units;
 
@@ -58,6 +59,9 @@ enum Command {
     /// Write one man page per command into DIR (for packaging).
     #[command(hide = true)]
     Manpages(cmd::manpages::Args),
+    /// The server side of `lab --workload` (started by the lab itself).
+    #[command(hide = true)]
+    LabServer(cmd::lab_server::Args),
 }
 
 /// Options every command shares.
@@ -82,7 +86,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let global = Global { json: cli.json };
-    if !matches!(cli.command, Command::Lab(_)) {
+    if !matches!(cli.command, Command::Lab(_) | Command::LabServer(_)) {
         restore_sigpipe();
     }
     let result = match cli.command {
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Command::Boot(a) => cmd::boot::run(a, global),
         Command::Completions(a) => cmd::completions::run(a, global),
         Command::Manpages(a) => cmd::manpages::run(a, global),
+        Command::LabServer(a) => cmd::lab_server::run(a),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

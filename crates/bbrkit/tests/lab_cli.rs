@@ -214,6 +214,37 @@ fn signal_leaves_nothing_with(sig: i32, code: i32, extra: &[&std::ffi::OsStr]) {
     assert_eq!(host_links(), links);
 }
 
+/// Ctrl-C in the middle of a workload: the server process, its cgroup and
+/// the namespaces are all gone.
+#[test]
+#[ignore = "needs root"]
+fn sigint_mid_workload_leaves_nothing() {
+    let _g = serial();
+    let extra = ["--workload".as_ref(), "10kb".as_ref()];
+    let links = host_links();
+    let child = start_named_lab_with(&extra);
+    let pid = child.id();
+    let inodes = ns_inodes_of(pid);
+    let cgroup = format!("/sys/fs/cgroup/unified/bbrkit-lab-{pid}");
+    let servers = std::fs::read_to_string(format!("{cgroup}/cgroup.procs")).unwrap_or_default();
+    assert!(!servers.trim().is_empty(), "a server runs in {cgroup}");
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(names_of(pid).is_empty());
+    assert_namespaces_gone(&inodes);
+    assert!(!Path::new(&cgroup).exists(), "{cgroup} left behind");
+    for server in servers.lines() {
+        assert!(
+            !Path::new(&format!("/proc/{server}")).exists(),
+            "server {server} still runs"
+        );
+    }
+    assert_eq!(host_links(), links);
+}
+
 /// A second Ctrl-C ends the lab at once, without waiting for the teardown;
 /// its `--netns-names` names are removed all the same.
 #[test]
@@ -230,6 +261,9 @@ fn second_sigint_exits_at_once_leaving_nothing() {
     }
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(130), "{out:?}");
+    // Issue 21 item 12: it says what happened (it used to exit silently).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("second signal (2)"), "{stderr}");
     assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
     assert_namespaces_gone(&inodes);
 }
@@ -568,4 +602,314 @@ fn bad_units_are_usage_errors() {
         );
     }
     assert!(Path::new(env!("CARGO_BIN_EXE_bbrkit")).exists());
+}
+
+/// Runs `bbrkit lab --json --netns-names ARGS` to the end, recording its
+/// namespaces while they exist; returns the output, the report and the
+/// namespaces' inodes (gone by the time this returns, or it panics).
+fn run_named_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let child = bbrkit()
+        .args(["lab", "--json", "--netns-names"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bbrkit");
+    let pid = child.id();
+    let mut inodes = Vec::new();
+    let until = Instant::now() + Duration::from_secs(20);
+    while inodes.len() < 3 && Instant::now() < until {
+        inodes = ns_inodes_of(pid);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(inodes.len(), 3, "the lab's namespaces never appeared");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    // `--netns-names` says where the namespaces are.
+    assert!(
+        stderr.contains(&format!("/run/netns/bbrk{pid}-client")),
+        "{stderr}"
+    );
+    // Off a terminal, one progress line per run.
+    assert!(stderr.contains("bbrkit lab: [1/"), "{stderr}");
+    assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
+    assert_namespaces_gone(&inodes);
+    let cgroup = format!("/sys/fs/cgroup/unified/bbrkit-lab-{pid}");
+    assert!(!Path::new(&cgroup).exists(), "{cgroup} left behind");
+    let doc = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    (out, doc)
+}
+
+/// Two flows of one algorithm on a rate-limited path share it fairly.
+#[test]
+#[ignore = "needs root"]
+fn compete_of_identical_algorithms_shares_fairly() {
+    let _g = serial();
+    let (_, doc) = run_named_json(&[
+        "--compete",
+        "--cc",
+        "cubic,cubic",
+        "--rate",
+        "50mbit",
+        "--delay",
+        "20ms",
+        "--runs",
+        "1",
+        "--duration",
+        "10s",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(doc["mode"], "compete");
+    let run = &doc["runs"][0];
+    let flows = run["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    let jain = run["jain_index"].as_f64().unwrap();
+    assert!(jain >= 0.9, "Jain's index {jain}: {flows:?}");
+    let shares: f64 = flows.iter().map(|f| f["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9);
+    let util = run["link"]["utilization"].as_f64().unwrap();
+    assert!(util > 0.7 && util <= 1.0, "{util}");
+    assert!(run["link"]["queue_delay_ms"]["p50"].as_f64().unwrap() >= 0.0);
+    assert_eq!(flows[0]["sender_tcp_congestion"], "cubic");
+}
+
+/// The p99 completion time of a class in a workload report.
+fn p99(doc: &serde_json::Value, cc_index: usize, class: &str) -> (String, u64, f64) {
+    let r = &doc["conditions"][0]["results"][cc_index];
+    let c = &r["classes"][class];
+    (
+        r["cc"].as_str().unwrap().to_string(),
+        c["requests"].as_u64().unwrap(),
+        c["fct_ms"]["p99"].as_f64().unwrap(),
+    )
+}
+
+/// `004_*`: large objects over a long lossy path complete sooner with BBR.
+#[test]
+#[ignore = "needs root"]
+fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
+    let _g = serial();
+    let (_, doc) = run_named_json(&[
+        "--workload",
+        "4mb",
+        "--clients",
+        "8",
+        "--cc",
+        "cubic,bbr",
+        "--delay",
+        "50ms",
+        "--loss",
+        "1%",
+        "--runs",
+        "1",
+        "--duration",
+        "10s",
+        "--seed",
+        "5",
+    ]);
+    assert_eq!(doc["mode"], "workload");
+    let (c, cn, cubic) = p99(&doc, 0, "1mb_10mb");
+    let (b, bn, bbr) = p99(&doc, 1, "1mb_10mb");
+    assert_eq!((c.as_str(), b.as_str()), ("cubic", "bbr"));
+    assert!(cn >= 4 && bn >= 4, "requests: cubic {cn}, bbr {bn}");
+    assert!(bbr < cubic, "p99 bbr {bbr} ms vs cubic {cubic} ms");
+    let results = doc["conditions"][0]["results"].as_array().unwrap();
+    assert_eq!(results[1]["server_tcp_congestion"][0], "bbr");
+}
+
+/// `004_*`: short responses finish alike — the connection is too short for
+/// the algorithm to matter.
+#[test]
+#[ignore = "needs root"]
+fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
+    let _g = serial();
+    let (_, doc) = run_named_json(&[
+        "--workload",
+        "10kb",
+        "--clients",
+        "8",
+        "--cc",
+        "cubic,bbr",
+        "--delay",
+        "50ms",
+        "--runs",
+        "1",
+        "--duration",
+        "5s",
+        "--seed",
+        "6",
+    ]);
+    let class = |i: usize| doc["conditions"][0]["results"][i]["classes"]["lt_100kb"].clone();
+    let (cubic, bbr) = (class(0), class(1));
+    assert!(cubic["requests"].as_u64().unwrap() > 100, "{cubic}");
+    // The median and p90 within 20 %; the p99 of a thousand requests on a
+    // shared 2-core machine is its scheduling stalls (seen: 107 vs 154 ms
+    // at load average 9), so it only has to stay within 50 %.
+    for (q, within) in [("p50", 0.2), ("p90", 0.2), ("p99", 0.5)] {
+        let (c, b) = (
+            cubic["fct_ms"][q].as_f64().unwrap(),
+            bbr["fct_ms"][q].as_f64().unwrap(),
+        );
+        assert!(
+            (b / c - 1.0).abs() <= within,
+            "{q}: cubic {c} ms, bbr {b} ms"
+        );
+        // A new connection per request: handshake + request = 2 RTTs.
+        assert!(c >= 100.0, "{q}: {c} ms is below two 50 ms round trips");
+    }
+}
+
+/// `--cc host` in a named cgroup: the server process runs there while the
+/// lab runs, its connections use the host's default, and the lab leaves the
+/// cgroup it did not create in place.
+#[test]
+#[ignore = "needs root"]
+fn workload_with_cc_host_runs_the_server_in_the_named_cgroup() {
+    let _g = serial();
+    let cg =
+        Path::new("/sys/fs/cgroup/unified").join(format!("bbrkit-test-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let child = bbrkit()
+        .args([
+            "lab",
+            "--json",
+            "--workload",
+            "web",
+            "--clients",
+            "4",
+            "--cc",
+            "host",
+        ])
+        .args([
+            "--delay",
+            "5ms",
+            "--runs",
+            "1",
+            "--duration",
+            "3s",
+            "--cgroup",
+        ])
+        .arg(&cg)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    let until = Instant::now() + Duration::from_secs(30);
+    while seen.is_empty() && Instant::now() < until {
+        seen = std::fs::read_to_string(cg.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!seen.is_empty(), "no process ever joined {}", cg.display());
+    let exe = std::fs::read_link(format!("/proc/{}/exe", seen[0])).ok();
+    assert!(cg.is_dir(), "the lab removed a cgroup it did not create");
+    let empty = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap();
+    std::fs::remove_dir(&cg).unwrap();
+    assert!(empty.is_empty(), "processes left in the cgroup: {empty}");
+    if let Some(exe) = exe {
+        assert!(exe.to_string_lossy().contains("bbrkit"), "{exe:?}");
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["cgroup"], cg.display().to_string());
+    assert_eq!(doc["cgroup_created"], false);
+    assert_eq!(doc["cc_on"], "host");
+    let r = &doc["conditions"][0]["results"][0];
+    assert_eq!(r["cc"], "host");
+    let default = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    assert_eq!(
+        r["server_tcp_congestion"][0],
+        default.trim(),
+        "the host's default decides"
+    );
+    assert!(r["requests"].as_u64().unwrap() > 0);
+}
+
+/// Issue 21 item 4: an output that cannot be written fails at once, before
+/// any namespace exists (before, the lab ran to the end and then lost its
+/// results).
+#[test]
+fn unwritable_outputs_fail_at_once_before_the_lab() {
+    let ro = tempfile::tempdir().unwrap();
+    let mut perms = std::fs::metadata(ro.path()).unwrap().permissions();
+    use std::os::unix::fs::PermissionsExt;
+    perms.set_mode(0o555);
+    std::fs::set_permissions(ro.path(), perms).unwrap();
+    let in_ro = ro.path().join("x.svg");
+    let cases: [(&str, &std::ffi::OsStr, &str); 3] = [
+        ("--out", "/proc/version".as_ref(), "/proc"),
+        ("--timeseries", "/sys/x.csv".as_ref(), "/sys"),
+        ("--plot", in_ro.as_os_str(), "x.svg"),
+    ];
+    for (flag, path, says) in cases {
+        if flag == "--plot" && nix::unistd::geteuid().is_root() {
+            continue; // root writes into a 0555 directory
+        }
+        let start = Instant::now();
+        let child = bbrkit()
+            .args([
+                "lab",
+                "--netns-names",
+                "--runs",
+                "1",
+                "--duration",
+                "1s",
+                flag,
+            ])
+            .arg(path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let o = child.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{flag}: {:?}",
+            start.elapsed()
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag}: {e}");
+        assert!(
+            e.starts_with("bbrkit: ") && e.contains(flag) && e.contains(says),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(names_of(pid).is_empty());
+        assert!(!e.contains("namespaces:"), "no namespace was built: {e}");
+    }
+}
+
+/// Issue 21 item 6: a bare number is not a rate or a size, and a bare
+/// fraction of 0.2 or more is not a loss (it used to mean 100 bit/s and
+/// 50 %).
+#[test]
+fn bare_rates_sizes_and_large_fractions_are_refused() {
+    for (args, hint) in [
+        (&["sim", "--rate", "100"][..], "100mbit"),
+        (&["lab", "--rate", "100"][..], "100mbit"),
+        (&["advise", "--path-rate", "100"][..], "100mbit"),
+        (&["sim", "--buffer", "64"][..], "64kb"),
+        (&["lab", "--buffer", "150000"][..], "150000b"),
+        (&["sim", "--loss", "0.5"][..], "50%"),
+        (&["lab", "--loss", "0.2"][..], "20%"),
+        (&["sim", "--loss", "2"][..], "2%"),
+    ] {
+        let o = bbrkit().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.starts_with("bbrkit: ") && e.lines().count() == 1,
+            "{args:?}: {e}"
+        );
+        assert!(e.contains(hint), "{args:?}: {e}");
+    }
 }

@@ -7,18 +7,19 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
-use bbrkit_lab::runner::{BufferSpec, Condition, condition_emulator};
+use bbrkit_lab::plan::{BufferSize, PathConditions, link_params};
 use bbrkit_lab::tester::{CcOn, TestResult, TestSpec, run_test};
 use bbrkit_lab::topology::Topology;
+use bbrkit_lab::verdict::condition_emulator;
 
 /// `delay` one way, `loss`, `rate_bps`, a 1-BDP buffer.
-pub fn condition(delay_ms: u64, loss: f64, rate_bps: u64) -> Condition {
-    Condition {
-        delay: Duration::from_millis(delay_ms),
+pub fn condition(delay_ms: u64, loss: f64, rate_bps: u64) -> PathConditions {
+    PathConditions {
+        rtt: Duration::from_millis(delay_ms),
         jitter: Duration::ZERO,
         loss,
         rate_bps: Some(rate_bps),
-        buffer: BufferSpec::Bdp(1.0),
+        buffer: BufferSize::Bdp(1.0),
     }
 }
 
@@ -31,7 +32,7 @@ pub type Sysctl<'a> = (&'a str, &'a str, &'a str);
 /// (enter a namespace with `topo.server.run(..)`). Returns the lab's result
 /// and `during`'s.
 pub fn with_traffic<T: Send>(
-    cond: &Condition,
+    cond: &PathConditions,
     cc: &str,
     secs: f64,
     sysctls: &[Sysctl<'_>],
@@ -53,14 +54,12 @@ pub fn with_traffic<T: Send>(
         EmulatorKind::Auto.resolve(&topo).expect("emulator kind"),
         cond,
     );
-    let emu = Emulator::start_kind(&topo, kind, cond.params(topo.mtu), seed).expect("emulator");
+    let emu =
+        Emulator::start_kind(&topo, kind, link_params(cond, topo.mtu), seed).expect("emulator");
     let spec = TestSpec {
-        cc: cc.into(),
-        cc_on: CcOn::Sender,
-        flows: 1,
-        duration: Duration::from_secs_f64(secs),
         sample_every: Duration::from_millis(100),
         keep_off_cpu: emu.forwarder_cpu(),
+        ..TestSpec::uniform(cc, 1, CcOn::Sender, Duration::from_secs_f64(secs))
     };
     let cancel = AtomicBool::new(false);
     let (test, got) = std::thread::scope(|s| {

@@ -8,11 +8,8 @@ use bbrkit_lab::tester::{CcOn, TestSpec};
 /// TCP run of the baseline and fidelity tables.
 pub fn bulk_4s(cc: &str) -> TestSpec {
     TestSpec {
-        cc: cc.into(),
-        cc_on: CcOn::Sender,
-        flows: 1,
-        duration: Duration::from_secs(4),
         sample_every: Duration::from_millis(100),
         keep_off_cpu: None,
+        ..TestSpec::uniform(cc, 1, CcOn::Sender, Duration::from_secs(4))
     }
 }

@@ -13,8 +13,8 @@ use bbrkit_advise::sampler::live_census;
 use bbrkit_advise::{SamplePlan, SystemClock, Tracker};
 use serde::Serialize;
 
-use crate::lab_out::rate;
-use crate::units::{Size, parse_duration, parse_rate, parse_size};
+use crate::units::rate;
+use crate::units::{parse_bytes, parse_duration, parse_rate};
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit advise`.
@@ -57,12 +57,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn byte_size(text: &str) -> Result<u64, String> {
-    match parse_size(text).map_err(|e| e.to_string())? {
-        Size::Bytes(b) => Ok(b),
-        _ => Err(format!(
-            "a byte count is needed (e.g. 1mb, 500kb): '{text}'"
-        )),
-    }
+    parse_bytes(text).map_err(|e| e.to_string())
 }
 
 /// The JSON document.

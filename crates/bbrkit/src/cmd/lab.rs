@@ -1,31 +1,34 @@
-//! `bbrkit lab`: kernel CUBIC vs BBR in throwaway network namespaces.
+//! `bbrkit lab`: kernel congestion control in throwaway network namespaces
+//! — each algorithm alone (the seed experiment), all competing for one
+//! bottleneck (`--compete`), or a request/response workload (`--workload`).
 //!
-//! Turns flags into a `bbrkit_lab::runner::Plan`, drives the progress bar and
-//! renders the report (table, `--json`, `--out`, `--timeseries`, `--plot`).
-//! The namespaces, emulator, tester and runner live in `bbrkit-lab`. Must
-//! never leave the lab behind: SIGINT/SIGTERM cancel the run, the topology is
-//! dropped, and the process exits 130/143. A BPF algorithm (`--cc bbr3`)
-//! the kernel lacks is registered for the run and unregistered after it.
+//! Turns flags into a `bbrkit_lab::experiment::Experiment`, opens the
+//! output files before anything is built, calls `experiment::run` once and
+//! renders the report (`lab_out`). Must never leave the lab behind:
+//! SIGINT/SIGTERM cancel the run, the library tears it down, and the
+//! process exits 130/143.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::runner::{self, BufferSpec, Condition, Event, LabReport, Plan};
+use bbrkit_lab::experiment::{self, Experiment, Mode};
+use bbrkit_lab::plan::{HOST_CC, Plan, Sweep};
 use bbrkit_lab::tester::CcOn;
-use bbrkit_lab::topology::{Topology, run_prefix};
-use bbrkit_lab::{bpf_cc, cleanup};
+use bbrkit_lab::workload::Workload;
+use bbrkit_lab::workload::server::ServerLauncher;
 
 use crate::lab_out;
-use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
+use crate::output;
+use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit lab`. With no condition flags it runs the seed
 /// experiment: no impairment, 10 ms + 2% loss, 10 ms + 5% loss, cubic vs bbr.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Algorithms to compare, in table order (the ratio is last ÷ first).
+    /// Algorithms, in table order (ratios are against the first; a name may
+    /// repeat with --compete); `host` sets none and leaves it to the host.
     #[arg(long, value_name = "LIST", default_value = "cubic,bbr")]
     pub cc: String,
     /// One-way delay(s) of the data direction, e.g. `10ms` or `0,10ms,50ms`.
@@ -46,12 +49,31 @@ pub struct Args {
     /// Runs per condition and algorithm (the table shows the median).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// Sending time of each run.
+    /// Sending time of each run (with --workload: how long new requests start).
     #[arg(long, value_name = "TIME", default_value = "6s")]
     pub duration: String,
-    /// Parallel TCP flows per run.
+    /// Parallel TCP flows per run (per algorithm with --compete).
     #[arg(short = 'P', long = "parallel", default_value_t = 1)]
     pub parallel: usize,
+    /// All algorithms' flows share the bottleneck at once: shares, Jain's index.
+    #[arg(long, conflicts_with = "workload")]
+    pub compete: bool,
+    /// With --compete: when each algorithm's flows start, e.g. `0,5s`.
+    #[arg(long, value_name = "LIST", requires = "compete")]
+    pub start: Option<String>,
+    /// Request/response traffic instead of bulk flows: `10kb`, `4mb`, or `web`.
+    #[arg(long, value_name = "SPEC")]
+    pub workload: Option<String>,
+    /// Concurrent clients of --workload.
+    #[arg(long, default_value_t = 8, requires = "workload")]
+    pub clients: usize,
+    /// With --workload: one connection per client instead of one per request.
+    #[arg(long, requires = "workload")]
+    pub keepalive: bool,
+    /// With --workload: the cgroup v2 directory the server side runs in
+    /// (created if missing; default: a new one, printed).
+    #[arg(long, value_name = "PATH", requires = "workload")]
+    pub cgroup: Option<PathBuf>,
     /// Which side gets the algorithm: `sender` (matters) or `receiver` (the
     /// sender then keeps its namespace default).
     #[arg(long, value_enum, default_value = "sender")]
@@ -74,14 +96,15 @@ pub struct Args {
     /// Write TCP_INFO samples (every 100 ms, every flow) to FILE as CSV.
     #[arg(long, value_name = "FILE")]
     pub timeseries: Option<PathBuf>,
-    /// Draw goodput over time per condition to FILE (SVG).
+    /// Draw the run to FILE (SVG): goodput (or shares) over time, or FCT CDFs.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Name the namespaces `/run/netns/bbrk<pid>-{client,router,server}`
-    /// during the run, for `ip netns exec`.
+    /// during the run (printed), for `ip netns exec`.
     #[arg(long)]
     pub netns_names: bool,
-    /// Remove namespace names left by a lab that was killed (SIGKILL), then exit.
+    /// Remove namespace names and cgroups left by a lab that was killed
+    /// (SIGKILL), then exit.
     #[arg(long)]
     pub cleanup: bool,
 }
@@ -108,35 +131,49 @@ pub enum EmulatorArg {
     Userspace,
 }
 
-/// Builds the plan from the flags (no system access).
-pub fn plan(args: &Args) -> anyhow::Result<Plan> {
-    let algorithms = algorithm_names(&args.cc)?;
-    let buffer = match parse_size(&args.buffer)? {
-        Size::Bytes(b) => BufferSpec::Bytes(b),
-        Size::Packets(p) => BufferSpec::Packets(p),
-        Size::Bdp(x) => BufferSpec::Bdp(x),
+/// Builds the experiment from the flags (no system access).
+pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
+    let algorithms = parse_list(&args.cc, |s| s.parse::<bbrkit_vocab::CcName>())?;
+    let algorithms: Vec<String> = algorithms.into_iter().map(|c| c.to_string()).collect();
+    let host = algorithms.iter().any(|a| a == HOST_CC);
+    let sweep = Sweep {
+        rates: args
+            .rate
+            .as_deref()
+            .map(|r| parse_list(r, parse_rate))
+            .transpose()?,
+        delays: args
+            .delay
+            .as_deref()
+            .map(|d| parse_list(d, parse_duration))
+            .transpose()?,
+        losses: args
+            .loss
+            .as_deref()
+            .map(|l| parse_list(l, parse_loss))
+            .transpose()?,
+        jitter: args
+            .jitter
+            .as_deref()
+            .map(parse_duration)
+            .transpose()?
+            .unwrap_or_default(),
+        buffer: Some(parse_size(&args.buffer)?),
     };
-    let jitter = match &args.jitter {
-        Some(j) => parse_duration(j)?,
-        None => Duration::ZERO,
-    };
-    let conditions = conditions(args, jitter, buffer)?;
-    if conditions.len() > 64 {
-        bail!("{} conditions is too many (at most 64)", conditions.len());
-    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64 & 0xffff_ffff)
             .unwrap_or(1)
     });
-    Ok(Plan {
-        conditions,
+    let plan = Plan {
+        conditions: sweep.conditions()?,
         algorithms,
         runs: args.runs,
         duration: parse_duration(&args.duration)?,
         flows: args.parallel,
         cc_on: match args.cc_on {
+            _ if host => CcOn::Host,
             CcOnArg::Sender => CcOn::Sender,
             CcOnArg::Receiver => CcOn::Receiver,
         },
@@ -149,62 +186,35 @@ pub fn plan(args: &Args) -> anyhow::Result<Plan> {
         seed,
         mtu: args.mtu,
         retries: args.retries,
-    })
-}
-
-/// `--cc`: names the kernel could know (checked against it later).
-fn algorithm_names(list: &str) -> anyhow::Result<Vec<String>> {
-    Ok(parse_list(list, |s| {
-        if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && s.len() < 16 {
-            Ok(s.to_string())
-        } else {
-            Err(crate::units::UnitError(format!(
-                "invalid algorithm name '{s}'"
-            )))
+    };
+    let mode = if let Some(spec) = &args.workload {
+        Mode::Workload(Workload {
+            objects: spec
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--workload: {e}"))?,
+            clients: args.clients,
+            keepalive: args.keepalive,
+            cgroup: args.cgroup.clone(),
+            server: ServerLauncher {
+                program: std::env::current_exe()?,
+                args: vec!["lab-server".into()],
+            },
+        })
+    } else if args.compete {
+        let starts = args.start.as_deref().map(|s| parse_list(s, parse_duration));
+        Mode::Compete {
+            starts: starts.transpose()?.unwrap_or_default(),
         }
-    })?)
-}
-
-/// The seed conditions when no condition flag is given, else every
-/// combination of `--rate`, `--delay` and `--loss` (in that nesting).
-fn conditions(args: &Args, jitter: Duration, buffer: BufferSpec) -> anyhow::Result<Vec<Condition>> {
-    if args.delay.is_none() && args.loss.is_none() && args.rate.is_none() {
-        return Ok(runner::seed_conditions()
-            .into_iter()
-            .map(|c| Condition {
-                jitter,
-                buffer,
-                ..c
-            })
-            .collect());
-    }
-    let delays = match &args.delay {
-        Some(d) => parse_list(d, parse_duration)?,
-        None => vec![Duration::from_millis(10)],
+    } else {
+        Mode::Alone
     };
-    let losses = match &args.loss {
-        Some(l) => parse_list(l, parse_fraction)?,
-        None => vec![0.0],
+    let exp = Experiment {
+        plan,
+        mode,
+        netns_names: args.netns_names,
     };
-    let rates: Vec<Option<u64>> = match &args.rate {
-        Some(r) => parse_list(r, parse_rate)?.into_iter().map(Some).collect(),
-        None => vec![None],
-    };
-    let mut v = Vec::new();
-    for &rate_bps in &rates {
-        for &delay in &delays {
-            for &loss in &losses {
-                v.push(Condition {
-                    delay,
-                    jitter,
-                    loss,
-                    rate_bps,
-                    buffer,
-                });
-            }
-        }
-    }
-    Ok(v)
+    experiment::check(&exp)?;
+    Ok(exp)
 }
 
 /// Runs `bbrkit lab`.
@@ -213,78 +223,35 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         grace: Duration::from_secs(5),
         note: "the kernel removes the lab",
     })?;
-    bbrkit_signals::on_exit(cleanup::remove_own).keep();
+    bbrkit_signals::on_exit(bbrkit_lab::cleanup::remove_own).keep();
     if args.cleanup {
         bbrkit_lab::require_root()?;
-        let removed = cleanup::remove_leftovers()?;
+        let removed = bbrkit_lab::cleanup::remove_leftovers()?;
         lab_out::print_cleanup(&removed, global.json)?;
         return Ok(Outcome::Ok);
     }
-    let plan = plan(&args)?;
-    bbrkit_lab::require_root()?;
-    // bbr3/bbr2 from bbrkit-bpf, registered until `ccs` drops (or the
-    // process ends); an algorithm someone else registered is used as is.
-    let ccs = bpf_cc::register_missing(&plan.algorithms)?;
-    runner::validate(&plan)?;
-    for path in [&args.out, &args.timeseries, &args.plot]
-        .into_iter()
-        .flatten()
-    {
-        lab_out::check_writable(path)?;
-    }
-
-    let topo = Topology::build(&run_prefix(), plan.mtu, args.netns_names)
-        .context("build the lab topology")?;
-    let kind = plan.emulator.resolve(&topo)?;
-    let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
-    let bar = lab_out::progress_bar(total as u64);
-    let result = runner::run(&plan, &topo, kind, &signals.cancel, &mut |ev| match ev {
-        Event::RunDone {
-            done,
-            condition,
-            cc,
-            result,
-            ..
-        } => {
-            bar.set_position(done as u64);
-            bar.set_message(format!(
-                "{condition}: {cc} run {} → {}",
-                result.run,
-                lab_out::rate(result.bits_per_second)
-            ));
-        }
-        Event::Repeat { reason } => bar.println(format!("repeating a spoiled run: {reason}")),
-    });
-    bar.finish_and_clear();
-    drop(topo);
-    let bpf_algorithms = ccs.algorithms.clone();
-    drop(ccs);
+    let exp = experiment(&args)?;
+    // Before anything is built: an unwritable output fails in a moment.
+    let files = output::open_all(&[
+        ("--out", args.out.as_deref()),
+        ("--timeseries", args.timeseries.as_deref()),
+        ("--plot", args.plot.as_deref()),
+    ])?;
+    let mut progress = lab_out::Progress::new(&exp);
+    let result = experiment::run(&exp, &signals.cancel, &mut |ev| progress.event(ev));
+    progress.finish();
     if let Some(code) = signals.exit_code() {
+        drop(files); // exit() runs no destructor: remove the temporary files
         eprintln!("bbrkit: interrupted by signal {}; lab removed", code - 128);
         std::process::exit(code);
     }
-    let mut report = result?;
-    report.bpf_algorithms = bpf_algorithms;
-    write_report(&args, &report, global)?;
-    Ok(Outcome::Ok)
-}
-
-/// Writes `--out`, `--timeseries` and `--plot`, then prints the table (or
-/// the JSON).
-fn write_report(args: &Args, report: &LabReport, global: Global) -> anyhow::Result<()> {
-    if let Some(path) = &args.out {
-        lab_out::write_json(path, report)?;
-    }
-    if let Some(path) = &args.timeseries {
-        lab_out::write_timeseries(path, report)?;
-    }
-    if let Some(path) = &args.plot {
-        lab_out::write_plot(path, report)?;
-    }
+    let report = result?;
+    // The results first: a file that cannot be written loses nothing.
     if global.json {
-        crate::print_json(report)?;
+        crate::print_json(&report)?;
     } else {
-        crate::emit(&lab_out::table(report))?;
+        crate::emit(&lab_out::table(&report))?;
     }
-    Ok(())
+    lab_out::write_files(&report, files)?;
+    Ok(Outcome::Ok)
 }

@@ -10,10 +10,9 @@ use anyhow::{Context, bail};
 use bbrkit_cc::{Algorithm, Duration};
 use bbrkit_sim::{BufferSize, Plan, RunReport};
 
-use crate::sim_out::atomic::OutFile;
-use crate::sim_out::plot::Series;
-use crate::sim_out::{Document, PathInfo, Run, csv, plot, table};
-use crate::units::{Size, parse_duration, parse_fraction, parse_list, parse_rate, parse_size};
+use crate::output;
+use crate::sim_out::{Document, PathInfo, Run, table, trace, workload};
+use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome, print_json};
 
 /// Ready-made scenarios from the seed articles ([`bbrkit_sim::Preset`]);
@@ -95,11 +94,16 @@ pub struct Args {
     /// A ready-made scenario.
     #[arg(long, value_enum)]
     preset: Option<Preset>,
+    /// Request/response traffic instead of bulk flows: `10kb`, `4mb`, or `web`.
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["compete", "timeseries", "plot"])]
+    workload: Option<String>,
+    /// Concurrent clients of --workload.
+    #[arg(long, default_value_t = 8, requires = "workload")]
+    clients: usize,
+    /// With --workload: reuse each client's connection (no handshake per request).
+    #[arg(long, requires = "workload")]
+    keepalive: bool,
 }
-
-/// Most `--timeseries`/`--plot` samples per flow and run (a row is about
-/// 100 bytes, so at most ~1 GB of CSV per flow).
-const MAX_SAMPLES: u128 = 10_000_000;
 
 fn ctx<T>(flag: &str, r: Result<T, crate::units::UnitError>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
@@ -194,7 +198,7 @@ fn algorithms(cc: &str) -> anyhow::Result<Vec<Algorithm>> {
 fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
     let losses = match a.loss.as_deref() {
         None => base.losses.clone(),
-        Some(l) => ctx("loss", parse_list(l, parse_fraction))?,
+        Some(l) => ctx("loss", parse_list(l, parse_loss))?,
     };
     if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
         bail!(
@@ -202,10 +206,7 @@ fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
             l * 100.0
         );
     }
-    let ack_loss = ctx(
-        "ack-loss",
-        parse_fraction(a.ack_loss.as_deref().unwrap_or("0")),
-    )?;
+    let ack_loss = ctx("ack-loss", parse_loss(a.ack_loss.as_deref().unwrap_or("0")))?;
     if ack_loss >= 1.0 {
         bail!("--ack-loss: 100% would drop every ACK");
     }
@@ -218,8 +219,8 @@ fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
 /// `--rwnd` in bytes.
 fn rwnd(s: &str) -> anyhow::Result<u64> {
     match ctx("rwnd", parse_size(s))? {
-        Size::Bytes(b) if b > 0 => Ok(b),
-        Size::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
+        BufferSize::Bytes(b) if b > 0 => Ok(b),
+        BufferSize::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
         _ => bail!("--rwnd: give a positive byte or packet count"),
     }
 }
@@ -247,10 +248,12 @@ fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerF
             .map(|item| match item.trim() {
                 "bulk" | "inf" => Ok(None),
                 t => match ctx("size", parse_size(t))? {
-                    Size::Bytes(0) | Size::Packets(0) => bail!("--size: '{t}' is empty"),
-                    Size::Bytes(b) => Ok(Some(b)),
-                    Size::Packets(p) => Ok(Some(p * u64::from(bbrkit_sim::DEFAULT_MSS))),
-                    Size::Bdp(_) => bail!("--size: give bytes or packets, not '{t}'"),
+                    BufferSize::Bytes(0) | BufferSize::Packets(0) => {
+                        bail!("--size: '{t}' is empty")
+                    }
+                    BufferSize::Bytes(b) => Ok(Some(b)),
+                    BufferSize::Packets(p) => Ok(Some(p * u64::from(bbrkit_sim::DEFAULT_MSS))),
+                    BufferSize::Bdp(_) => bail!("--size: give bytes or packets, not '{t}'"),
                 },
             })
             .collect::<anyhow::Result<Vec<_>>>()?,
@@ -267,36 +270,34 @@ fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerF
 
 /// A size flag in BDP multiples, packets or bytes.
 fn buffer_size(flag: &str, s: &str) -> anyhow::Result<BufferSize> {
-    Ok(match ctx(flag, parse_size(s))? {
-        Size::Bytes(b) => BufferSize::Bytes(b),
-        Size::Packets(n) => BufferSize::Packets(n),
-        Size::Bdp(m) => BufferSize::Bdp(m),
-    })
+    ctx(flag, parse_size(s))
 }
 
 /// Runs `bbrkit sim`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let plan = plan(&args)?;
-    if let (Some(ts), Some(pl)) = (&args.timeseries, &args.plot)
-        && same_target(ts, pl)
-    {
-        bail!(
-            "--timeseries and --plot name the same file '{}'",
-            pl.display()
-        );
+    if let Some(spec) = &args.workload {
+        let objects = spec
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--workload: {e}"))?;
+        if args.clients == 0 {
+            bail!("--clients: at least one client");
+        }
+        let runs = plan.workloads(objects, args.clients, args.keepalive);
+        let only: Vec<_> = runs.iter().map(|(_, w)| w.clone()).collect();
+        let results = bbrkit_sim::experiment::run_workloads(&only)?;
+        let doc = workload::document(&plan, &runs, results);
+        crate::print_report(global, &doc, workload::table)?;
+        return Ok(Outcome::Ok);
     }
-    let (interval, decimals) = sample_interval(&args, plan.duration)?;
+    let (interval, decimals) = trace::sample_interval(args.interval.as_deref(), plan.duration)?;
     // Prove the outputs are writable before spending time simulating.
-    let ts_file = args
-        .timeseries
-        .as_deref()
-        .map(|p| OutFile::create(p, "--timeseries"))
-        .transpose()?;
-    let plot_file = args
-        .plot
-        .as_deref()
-        .map(|p| OutFile::create(p, "--plot"))
-        .transpose()?;
+    let mut files = output::open_all(&[
+        ("--timeseries", args.timeseries.as_deref()),
+        ("--plot", args.plot.as_deref()),
+    ])?
+    .into_iter();
+    let (ts_file, plot_file) = (files.next().flatten(), files.next().flatten());
     let tracing = ts_file.is_some() || plot_file.is_some();
 
     // One config per run: (loss, flows), in the plan's order.
@@ -305,13 +306,13 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         .context("invalid scenario")?;
 
     let reports: Vec<RunReport> = if tracing {
-        let trace = Trace {
+        let trace = trace::Trace {
             ts_file,
             plot_file,
             interval,
             decimals,
         };
-        run_traced(&plan, &configs, trace)?
+        trace::run_traced(&plan, &configs, trace)?
     } else {
         let only: Vec<_> = configs.iter().map(|(_, c)| c.clone()).collect();
         bbrkit_sim::run_parallel(&only)?
@@ -346,145 +347,25 @@ fn document(
         .collect();
     Document {
         mode: if plan.compete { "compete" } else { "alone" },
-        path: PathInfo {
-            bits_per_second: plan.path.rate_bps,
-            rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
-            buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
-            loss_burst_packets: plan.loss_burst,
-            ack_loss: plan.path.ack_loss,
-            duration_s: plan.duration.as_secs_f64(),
-            seed: plan.seed,
-            mss_bytes: bbrkit_sim::DEFAULT_MSS,
-            pace_loss_based: plan.pace_loss_based,
-            ecn_threshold_bytes: plan
-                .ecn_threshold
-                .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
-        },
+        path: path_info(plan),
         runs,
     }
 }
 
-/// `--interval` (or its default) and the decimals `time_s` needs.
-fn sample_interval(a: &Args, duration: Duration) -> anyhow::Result<(Duration, usize)> {
-    let interval = match &a.interval {
-        Some(s) => ctx("interval", parse_duration(s))?,
-        None => (duration / 6000).max(Duration::from_millis(10)),
-    };
-    if interval.is_zero() {
-        bail!("--interval: must be positive");
-    }
-    let samples = duration.as_nanos() / interval.as_nanos();
-    if samples > MAX_SAMPLES {
-        bail!(
-            "--interval: {} s over {} s is {samples} samples per flow (at most {MAX_SAMPLES}); use a longer interval",
-            interval.as_secs_f64(),
-            duration.as_secs_f64()
-        );
-    }
-    // Enough decimals in time_s that samples never share a timestamp.
-    let decimals = if interval >= Duration::from_millis(1) {
-        3
-    } else if interval >= Duration::from_micros(1) {
-        6
-    } else {
-        9
-    };
-    Ok((interval, decimals))
-}
-
-/// The time-series outputs of a traced run.
-struct Trace {
-    ts_file: Option<OutFile>,
-    plot_file: Option<OutFile>,
-    interval: Duration,
-    /// Decimals of `time_s`, so samples never share a timestamp.
-    decimals: usize,
-}
-
-/// Runs the configurations one after the other, streaming every sample to
-/// `--timeseries` and collecting the `--plot` series.
-fn run_traced(
-    plan: &Plan,
-    configs: &[(f64, bbrkit_sim::SimConfig)],
-    trace: Trace,
-) -> anyhow::Result<Vec<RunReport>> {
-    let Trace {
-        mut ts_file,
-        plot_file,
-        interval,
-        decimals,
-    } = trace;
-    if let Some(f) = ts_file.as_mut() {
-        use std::io::Write;
-        writeln!(f, "{}", csv::HEADER).context("--timeseries")?;
-    }
-    let expected = (plan.duration.as_nanos() / interval.as_nanos().max(1)) as usize + 1;
-    let mut series: Vec<Series> = Vec::new();
-    let mut reports = Vec::new();
-    for (run_idx, (loss, cfg)) in configs.iter().enumerate() {
-        let first = series.len();
-        for (i, f) in cfg.flows.iter().enumerate() {
-            let label = if configs.len() > 1 {
-                format!("loss {} {}#{}", table::pct(*loss), f.algorithm, i)
-            } else {
-                format!("{}#{}", f.algorithm, i)
-            };
-            series.push(Series::new(label, expected));
-        }
-        let mut io_err = None;
-        let report = bbrkit_sim::run(cfg, &mut |row| {
-            if let Some(f) = ts_file.as_mut()
-                && let Err(e) = csv::write_row(f, run_idx, *loss, decimals, row)
-            {
-                io_err.get_or_insert(e);
-            }
-            series[first + row.flow as usize].push(row);
-        })?;
-        if let Some(e) = io_err {
-            return Err(e).context("writing --timeseries");
-        }
-        reports.push(report);
-    }
-    if let Some(mut f) = plot_file {
-        let title = format!(
-            "bbrkit sim: {}, RTT {} ms, seed {}",
-            table::rate(plan.path.rate_bps as f64),
-            plan.path.rtt.as_secs_f64() * 1e3,
-            plan.seed
-        );
-        let svg = plot::render(&title, plan.duration.as_secs_f64(), &series)?;
-        use std::io::Write;
-        f.write_all(svg.as_bytes()).context("writing --plot")?;
-        f.commit()?;
-    }
-    if let Some(f) = ts_file {
-        f.commit()?;
-    }
-    Ok(reports)
-}
-
-/// Whether two output paths name the same file (so writing both would
-/// clobber one with the other): compared after resolving the directory.
-fn same_target(a: &std::path::Path, b: &std::path::Path) -> bool {
-    let resolve = |p: &std::path::Path| {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let dir = dir.canonicalize().unwrap_or(dir);
-        match p.file_name() {
-            Some(name) => dir.join(name),
-            None => p.to_path_buf(),
-        }
-    };
-    let (ra, rb) = (resolve(a), resolve(b));
-    if ra == rb {
-        return true;
-    }
-    // Hard links or symlinks to one file.
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
-        (Ok(ma), Ok(mb)) => ma.dev() == mb.dev() && ma.ino() == mb.ino(),
-        _ => false,
+/// The path every run used, as the JSON states it.
+pub fn path_info(plan: &Plan) -> PathInfo {
+    PathInfo {
+        bits_per_second: plan.path.rate_bps,
+        rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
+        buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
+        loss_burst_packets: plan.loss_burst,
+        ack_loss: plan.path.ack_loss,
+        duration_s: plan.duration.as_secs_f64(),
+        seed: plan.seed,
+        mss_bytes: bbrkit_sim::DEFAULT_MSS,
+        pace_loss_based: plan.pace_loss_based,
+        ecn_threshold_bytes: plan
+            .ecn_threshold
+            .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
     }
 }

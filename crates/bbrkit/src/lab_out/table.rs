@@ -1,12 +1,15 @@
-//! The human table: one row per condition, per algorithm the median with
-//! every run in parentheses, and the ratio last ÷ first, as in the seed.
+//! The human table of each algorithm alone: one row per condition, per
+//! algorithm the median with every run in parentheses, and each later
+//! algorithm's ratio to the first (columns named `bbr/cubic`, ...), as in
+//! the seed.
 
 use std::fmt::Write;
 
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::runner::{ConditionResult, LabReport};
+use bbrkit_lab::report::{ConditionResult, LabReport};
 
-pub use crate::units::rate;
+use super::aligned;
+use crate::units::rate;
 
 fn short(bps: f64, unit_of: f64) -> String {
     if unit_of >= 1e9 {
@@ -19,7 +22,7 @@ fn short(bps: f64, unit_of: f64) -> String {
 }
 
 /// The name serde gives `v` (as in the flags and the JSON).
-fn json_name(v: impl serde::Serialize) -> String {
+pub(super) fn json_name(v: impl serde::Serialize) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -27,24 +30,32 @@ fn json_name(v: impl serde::Serialize) -> String {
 }
 
 /// The emulator's name as in `--emulator` and the JSON.
-fn kind_name(k: EmulatorKind) -> String {
+pub(super) fn kind_name(k: EmulatorKind) -> String {
     json_name(k)
 }
 
 /// Renders the report.
 pub fn table(r: &LabReport) -> String {
     let mut out = String::new();
-    // The header names the emulator every condition used, or the plan's.
-    let header_kind = match r.conditions.first() {
-        Some(c0) if r.conditions.iter().all(|c| c.emulator == c0.emulator) => c0.emulator,
-        _ => r.emulator,
-    };
+    let header_kind = common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
     heading(&mut out, r, header_kind);
     let mut rows = vec![header_row(r)];
     rows.extend(r.conditions.iter().map(|c| condition_row(c, header_kind)));
-    aligned(&mut out, &rows);
+    aligned(&mut out, &rows, "");
     footer(&mut out, r);
     out
+}
+
+/// The emulator every condition used, else the plan's (`planned`): what
+/// a header names; a condition on another one says so.
+pub(super) fn common_kind(
+    mut kinds: impl Iterator<Item = EmulatorKind>,
+    planned: EmulatorKind,
+) -> EmulatorKind {
+    match kinds.next() {
+        Some(first) if kinds.all(|k| k == first) => first,
+        _ => planned,
+    }
 }
 
 /// The first lines: what ran, and the BPF algorithms the lab held.
@@ -77,8 +88,9 @@ fn header_row(r: &LabReport) -> Vec<String> {
         for res in &c.results {
             header.push(format!("{} (median; runs)", res.cc));
         }
-        if c.results.len() > 1 {
-            header.push("ratio".into());
+        let first = c.results.first().map_or("", |r| r.cc.as_str());
+        for res in c.results.iter().skip(1) {
+            header.push(format!("{}/{first}", res.cc));
         }
         header.push("ping RTT".into());
     }
@@ -110,8 +122,8 @@ fn condition_row(c: &ConditionResult, header_kind: EmulatorKind) -> Vec<String> 
             runs.join(" / ")
         ));
     }
-    if c.results.len() > 1 {
-        row.push(match c.ratio {
+    for res in c.results.iter().skip(1) {
+        row.push(match res.ratio {
             Some(x) if x >= 10.0 => format!("{x:.0}x"),
             Some(x) => format!("{x:.2}x"),
             None => "-".into(),
@@ -122,26 +134,6 @@ fn condition_row(c: &ConditionResult, header_kind: EmulatorKind) -> Vec<String> 
         _ => "-".into(),
     });
     row
-}
-
-/// Writes `rows` with every column as wide as its widest cell.
-fn aligned(out: &mut String, rows: &[Vec<String>]) {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, s)| format!("{s:<w$}", w = widths[i]))
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
 }
 
 /// Below the table: median retransmits, what really sent (with the
@@ -163,7 +155,7 @@ fn footer(out: &mut String, r: &LabReport) {
             .flat_map(|c| &c.results)
             .flat_map(|res| &res.runs)
     };
-    if r.cc_on == bbrkit_lab::tester::CcOn::Receiver {
+    if r.cc_on != bbrkit_lab::tester::CcOn::Sender {
         // The column names the receiver's algorithm; say what really sent.
         let mut senders: Vec<&str> = runs()
             .flat_map(|x| &x.flows)
@@ -171,9 +163,14 @@ fn footer(out: &mut String, r: &LabReport) {
             .collect();
         senders.sort_unstable();
         senders.dedup();
+        let whose = if r.cc_on == bbrkit_lab::tester::CcOn::Host {
+            "no socket's (--cc host)"
+        } else {
+            "the receiver's algorithm"
+        };
         let _ = writeln!(
             out,
-            "columns name the receiver's algorithm; every sender used: {} (its namespace default)",
+            "columns name {whose}; every sender used: {} (its namespace default)",
             senders.join(", ")
         );
     }
@@ -183,5 +180,78 @@ fn footer(out: &mut String, r: &LabReport) {
             out,
             "* {spoiled} run(s) spoiled: the emulator delivered > 10% of frames late or dropped frames itself (at its ceiling, or a CPU stall that a repeat did not cure; see --json)"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bbrkit_lab::emulator::model::LinkParams;
+    use bbrkit_lab::report::{CcResult, summarise};
+    use bbrkit_lab::tester::CcOn;
+
+    fn report(ccs: &[(&str, f64)]) -> LabReport {
+        let mut results: Vec<CcResult> = ccs
+            .iter()
+            .map(|(cc, bps)| CcResult {
+                cc: cc.to_string(),
+                bits_per_second: 0.0,
+                retransmits: 0.0,
+                ratio: None,
+                runs: vec![bbrkit_lab::report::RunResult {
+                    run: 1,
+                    seed: 1,
+                    bits_per_second: *bps,
+                    bytes: 0,
+                    retransmits: 0,
+                    sender_cpu_s: 0.0,
+                    flows: Vec::new(),
+                    emulator: None,
+                    spoiled: false,
+                    spoiled_reason: None,
+                    attempts: 1,
+                }],
+            })
+            .collect();
+        let ratio = summarise(&mut results);
+        LabReport {
+            prefix: "bbrk1".into(),
+            kernel: "6.18".into(),
+            emulator: EmulatorKind::Split,
+            seed: 1,
+            runs: 1,
+            duration_s: 6.0,
+            flows: 1,
+            cc_on: CcOn::Sender,
+            mtu: 1500,
+            conditions: vec![ConditionResult {
+                label: "10 ms + 2% loss".into(),
+                emulator: EmulatorKind::Split,
+                link: LinkParams::transparent(),
+                probe: None,
+                results,
+                ratio,
+            }],
+            bpf_algorithms: Vec::new(),
+        }
+    }
+
+    /// Issue 21 item 8: with three algorithms every later one gets its
+    /// ratio to the first, named in the header (there was one unnamed
+    /// `ratio` column, bbr3 ÷ cubic, and bbr's gain was not shown).
+    #[test]
+    fn one_named_ratio_column_per_algorithm_against_the_first() {
+        let t = table(&report(&[("cubic", 10e6), ("bbr", 1e9), ("bbr3", 500e6)]));
+        let header = t.lines().nth(1).unwrap();
+        assert!(
+            header.contains("bbr/cubic") && header.contains("bbr3/cubic"),
+            "{t}"
+        );
+        assert!(!header.contains(" ratio "), "{t}");
+        let row = t.lines().nth(2).unwrap();
+        assert!(row.contains("100x") && row.contains("50x"), "{row}");
+        let two = table(&report(&[("cubic", 10e6), ("bbr", 25e6)]));
+        assert!(two.lines().nth(1).unwrap().contains("bbr/cubic"), "{two}");
+        assert!(two.lines().nth(2).unwrap().contains("2.50x"), "{two}");
     }
 }

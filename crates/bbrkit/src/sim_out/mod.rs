@@ -1,12 +1,14 @@
 //! Rendering of `bbrkit sim` results: human tables, the `--json` document,
-//! the `--timeseries` CSV and the `--plot` SVG, each written atomically.
+//! the `--timeseries` CSV and the `--plot` SVG (written through
+//! [`crate::output`]).
 //! Owns presentation only; must never simulate or change what the
 //! simulator reports.
 
-pub mod atomic;
 pub mod csv;
 pub mod plot;
 pub mod table;
+pub mod trace;
+pub mod workload;
 
 use bbrkit_sim::RunReport;
 use serde::Serialize;

@@ -4,29 +4,7 @@ use std::fmt::Write;
 
 use super::Document;
 
-pub use crate::units::rate;
-
-/// `2%`-style percentage with sensible precision.
-pub fn pct(x: f64) -> String {
-    let p = x * 100.0;
-    if p == 0.0 {
-        "0%".into()
-    } else if p < 1.0 {
-        format!("{p:.2}%")
-    } else if (p - p.round()).abs() < 1e-9 {
-        format!("{p:.0}%")
-    } else {
-        format!("{p:.1}%")
-    }
-}
-
-fn bytes(b: u64) -> String {
-    if b >= 1_000_000 {
-        format!("{:.2} MB", b as f64 / 1e6)
-    } else {
-        format!("{:.1} kB", b as f64 / 1e3)
-    }
-}
+pub use crate::units::{bytes, pct, rate};
 
 fn rtt(p: Option<bbrkit_sim::Percentiles>) -> String {
     p.map(|p| format!("{:.1}/{:.1}/{:.1}", p.p50, p.p95, p.p99))
@@ -68,7 +46,7 @@ fn fct(t: Option<f64>) -> String {
 }
 
 /// Lays out rows as left-aligned columns separated by two spaces.
-fn columns(rows: &[Vec<String>]) -> String {
+pub fn columns(rows: &[Vec<String>]) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|i| {

@@ -1,0 +1,154 @@
+//! The cgroup v2 directory the workload's server side runs in, so that a
+//! trial or a sock_ops policy attached to it sees exactly the lab's
+//! connections (a socket belongs to the cgroup of the task that creates
+//! it; an accepted socket to its listener's).
+//!
+//! Owns finding the cgroup2 mount (`/proc/self/mountinfo`), creating the
+//! lab's own child cgroup (`bbrkit-lab-<pid>`) or checking a named one,
+//! and removing what it created. Must never use or remove the root cgroup
+//! or a cgroup it did not create.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{LabError, Result};
+
+/// The prefix of the cgroups the lab creates (`bbrkit-lab-<pid>`).
+pub const PREFIX: &str = "bbrkit-lab-";
+
+/// Where cgroup v2 is mounted (the first `cgroup2` entry of
+/// `/proc/self/mountinfo`).
+pub fn cgroup2_mount() -> Result<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| LabError::io("read /proc/self/mountinfo", e))?;
+    mount_of(&info).ok_or_else(|| {
+        LabError::Invalid("cgroup v2 is not mounted (no cgroup2 in /proc/self/mountinfo)".into())
+    })
+}
+
+/// The mount point of the first cgroup2 file system in `mountinfo` text.
+fn mount_of(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        // "... mount_point options - fstype source super_options"
+        let (left, right) = line.split_once(" - ")?;
+        let point = left.split(' ').nth(4)?;
+        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(point))
+    })
+}
+
+/// The server side's cgroup; removed on drop if the lab created it.
+#[derive(Debug)]
+pub struct ServerCgroup {
+    /// Its directory.
+    pub path: PathBuf,
+    /// Whether the lab created it (and so removes it).
+    pub created: bool,
+}
+
+impl ServerCgroup {
+    /// `path` (created if missing), or the lab's own
+    /// `<mount>/bbrkit-lab-<pid>`. A path outside a cgroup2 mount, or the
+    /// root cgroup itself, is refused.
+    pub fn open(path: Option<&Path>) -> Result<ServerCgroup> {
+        let mount = cgroup2_mount()?;
+        let path = match path {
+            Some(p) => p.to_path_buf(),
+            None => mount.join(format!("{PREFIX}{}", std::process::id())),
+        };
+        let created = !path.exists();
+        if created {
+            std::fs::create_dir(&path)
+                .map_err(|e| LabError::io(format!("create cgroup {}", path.display()), e))?;
+        }
+        let cg = ServerCgroup { path, created };
+        let real = cg
+            .path
+            .canonicalize()
+            .map_err(|e| LabError::io(format!("resolve {}", cg.path.display()), e))?;
+        if !is_cgroup2(&real) {
+            return Err(LabError::Invalid(format!(
+                "--cgroup {}: not a cgroup v2 directory (cgroup2 is mounted at {})",
+                cg.path.display(),
+                mount.display()
+            )));
+        }
+        if real == mount.canonicalize().unwrap_or(mount) {
+            return Err(LabError::Invalid(
+                "--cgroup: the lab never runs in the root cgroup; name a child cgroup".into(),
+            ));
+        }
+        Ok(cg)
+    }
+}
+
+/// Whether `dir` is on a cgroup2 file system.
+fn is_cgroup2(dir: &Path) -> bool {
+    nix::sys::statfs::statfs(dir)
+        .map(|s| s.filesystem_type() == nix::sys::statfs::CGROUP2_SUPER_MAGIC)
+        .unwrap_or(false)
+}
+
+/// Moves the calling process (every thread of it) into `cgroup`.
+pub fn join(cgroup: &Path) -> Result<()> {
+    let procs = cgroup.join("cgroup.procs");
+    std::fs::write(&procs, "0\n").map_err(|e| LabError::io(format!("join {}", procs.display()), e))
+}
+
+impl Drop for ServerCgroup {
+    fn drop(&mut self) {
+        if !self.created {
+            return;
+        }
+        // The server processes are gone (reaped) before this runs; the
+        // kernel may take a moment to notice.
+        for _ in 0..50 {
+            match std::fs::remove_dir(&self.path) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Cgroups `bbrkit-lab-<pid>` under the cgroup2 mount whose process no
+/// longer runs (left by a lab killed with SIGKILL); removes them and
+/// returns their paths.
+pub fn remove_leftovers() -> Vec<PathBuf> {
+    let Ok(mount) = cgroup2_mount() else {
+        return Vec::new();
+    };
+    let Ok(dir) = std::fs::read_dir(&mount) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() && std::fs::remove_dir(e.path()).is_ok() {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_cgroup2_mount() {
+        let info = "25 1 0:23 / /sys/fs/cgroup rw shared:9 - tmpfs tmpfs rw\n\
+                    26 25 0:24 / /sys/fs/cgroup/unified rw shared:10 - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            mount_of(info),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        assert_eq!(mount_of("25 1 0:23 / /sys rw - sysfs sysfs rw\n"), None);
+    }
+}
