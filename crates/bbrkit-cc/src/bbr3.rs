@@ -51,7 +51,7 @@
 //!          full_bw_reached ? PROBE_BW DOWN→CRUISE : STARTUP
 //! ```
 //!
-//! [`State::is_legal_step`] lists the single steps; one call may take several
+//! [`StateSteps::is_legal_step`] lists the single steps; one call may take several
 //! (e.g. STARTUP→DRAIN→DOWN→CRUISE on one ACK), recorded in
 //! [`Bbr3::last_transitions`].
 //!
@@ -92,6 +92,7 @@
 
 mod ack_aggregation;
 mod bounds;
+mod counters;
 mod cwnd;
 mod drain;
 mod ecn;
@@ -103,12 +104,14 @@ mod probe_rtt;
 mod round;
 mod startup;
 mod state;
+mod v2alpha;
 
 #[cfg(test)]
 mod tests;
 
+pub use counters::{Counters, Hit};
 pub use params::Bbr3Params;
-pub use state::State;
+pub use state::{LEGAL_STEPS, State, StateSteps};
 
 use std::cell::Cell;
 
@@ -233,6 +236,11 @@ pub struct Bbr3 {
     bw_lo: u32,
     /// Max bw sample of the previous (`[0]`) and current (`[1]`) ProbeBW cycle.
     bw_hi: [u32; 2],
+    /// v2alpha only: its separate upper bound on bw, cut by ECN while
+    /// probing (`INF` unset; with ECN off, as by default, always).
+    v2_bw_hi: u32,
+    /// v2alpha only: a bw probe sample without high loss/ECN was seen.
+    got_ok_bw_probe_sample: bool,
     /// Max delivered data in the last round trip.
     inflight_latest: u32,
     /// Short-term lower bound on inflight.
@@ -274,6 +282,8 @@ pub struct Bbr3 {
     /// Memo of `tso_segs_goal` keyed by (pacing_rate, min_rtt_us, mss,
     /// pacing_shift) (not in Linux; a pure cache).
     tso_goal_memo: Cell<Option<(TsoGoalKey, u32)>>,
+    /// Event counts (not in Linux; the BPF object's per-socket counters).
+    counters: Counters,
     /// State changes taken during the most recent call (not in Linux).
     steps: [(State, State); 8],
     n_steps: usize,
@@ -313,7 +323,12 @@ impl Bbr3 {
             probe_rtt_done_stamp: None,
             probe_rtt_min_us: min_rtt_us,
             probe_rtt_min_stamp: now_j,
-            next_rtt_delivered: tcp.delivered,
+            // v2alpha: 0 (bbr_init); v3: tp->delivered.
+            next_rtt_delivered: if params.is_v2alpha() {
+                0
+            } else {
+                tcp.delivered
+            },
             cycle_mstamp: 0,
             mode: Mode::Startup,
             cycle_idx: phase::UP,
@@ -349,6 +364,8 @@ impl Bbr3 {
             bw_latest: 0,
             bw_lo: INF,
             bw_hi: [0, 0],
+            v2_bw_hi: INF,
+            got_ok_bw_probe_sample: false,
             inflight_latest: 0,
             inflight_lo: INF,
             inflight_hi: INF,
@@ -369,6 +386,7 @@ impl Bbr3 {
             alpha_last_delivered: 0,
             alpha_last_delivered_ce: 0,
             tso_goal_memo: Cell::new(None),
+            counters: Counters::default(),
             steps: [(State::Startup, State::Startup); 8],
             n_steps: 0,
             params,
@@ -383,12 +401,25 @@ impl Bbr3 {
         &self.params
     }
 
-    /// `bbr_update_model`.
+    /// The model's event counts so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// `bbr_update_model` (v2alpha: `bbr2_update_model`).
     fn update_model(&mut self, tcp: &mut Tcp, rs: &Sample, ctx: &Ctx) {
-        self.update_congestion_signals(tcp, rs, ctx);
+        if self.v2alpha() {
+            self.bbr2_update_congestion_signals(tcp, rs, ctx);
+        } else {
+            self.update_congestion_signals(tcp, rs, ctx);
+        }
         self.update_ack_aggregation(tcp, rs);
         self.check_loss_too_high_in_startup(tcp, rs);
-        self.check_full_bw_reached(rs, ctx);
+        if self.v2alpha() {
+            self.bbr2_check_full_bw_reached(rs);
+        } else {
+            self.check_full_bw_reached(rs, ctx);
+        }
         self.check_drain(tcp);
         self.update_cycle_phase(tcp, rs, ctx);
         self.update_min_rtt(tcp, rs);
@@ -445,22 +476,35 @@ impl CongestionControl for Bbr3 {
         Bbr3::skb_marked_lost(self, tcp, tx, pcount);
     }
 
-    /// `bbr_main`.
+    /// `bbr_main` (v2alpha: `bbr2_main`, which has no separate
+    /// latest-delivery-signals step and no ECN eligibility gate on
+    /// `ecn_in_round`).
     fn cong_control(&mut self, tcp: &mut Tcp, rate: &RateSample) {
         self.n_steps = 0;
         let rs = Sample::from(rate);
         let mut ctx = Ctx::default();
         let mut update_model = true;
 
+        self.counters.acks += 1;
         self.update_round_start(tcp, &rs);
         if self.round_start {
+            self.counters.rounds += 1;
+            if self.mode == Mode::ProbeBw && self.is_probing_bandwidth() {
+                self.counters.probe_rounds += 1;
+            }
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
-            self.update_ecn_alpha(tcp);
+            if self.v2alpha() {
+                self.bbr2_update_ecn_alpha(tcp);
+            } else {
+                self.update_ecn_alpha(tcp);
+            }
         }
         // DEVIATION: no Protective Load Balancing (bbr_plb): one path only.
-        self.ecn_in_round |= self.ecn_eligible && rs.is_ece;
+        self.ecn_in_round |= (self.ecn_eligible || self.v2alpha()) && rs.is_ece;
         ctx.sample_bw = round::calculate_bw_sample(&rs);
-        self.update_latest_delivery_signals(tcp, &rs, &ctx);
+        if !self.v2alpha() {
+            self.update_latest_delivery_signals(tcp, &rs, &ctx);
+        }
 
         if !self.run_fast_path(tcp, &mut update_model, &rs, &ctx) {
             if update_model {
@@ -473,7 +517,9 @@ impl CongestionControl for Bbr3 {
             self.bound_cwnd_for_inflight_model(tcp);
         }
 
-        self.advance_latest_delivery_signals(&rs, &ctx);
+        if !self.v2alpha() {
+            self.advance_latest_delivery_signals(&rs, &ctx);
+        }
         self.prev_ca_state = tcp.ca_state;
         self.loss_in_cycle |= rs.lost > 0;
         self.ecn_in_cycle |= rs.delivered_ce > 0;
@@ -530,7 +576,7 @@ impl CongestionControl for Bbr3 {
     fn status(&self, tcp: &Tcp) -> Status {
         let opt = |v: u32| (v != INF).then_some(v);
         Status {
-            state: self.state().as_str(),
+            state: self.state().name(),
             // None before the first bw sample (the kernel reports 1 B/s).
             bw_bps: (self.bw() > 0).then(|| self.bw_bytes_per_sec(tcp, u64::from(self.bw())) * 8),
             min_rtt: (self.min_rtt_us != INF)

@@ -20,7 +20,7 @@
 //! * the state machine only takes legal transitions: Reno/CUBIC are in
 //!   `slow_start`/`congestion_avoidance`; BBRv1 moves only along
 //!   [`bbr1::OBSERVABLE_TRANSITIONS`]; BBRv2/v3 report each step in
-//!   `last_transitions`, each must be [`bbr3::State::is_legal_step`] and
+//!   `last_transitions`, each must be [`bbr3::StateSteps::is_legal_step`] and
 //!   end in the reported state;
 //! * transport accounting stays consistent (lost/SACKed/retransmitted ≤ outstanding).
 //!
@@ -32,7 +32,7 @@
 //! algorithm here).
 
 use bbrkit_cc::bbr1::{self, Mode};
-use bbrkit_cc::bbr3::State;
+use bbrkit_cc::bbr3::{State, StateSteps};
 use bbrkit_cc::transport::{AckOutcome, DataPacket, Receiver, Sender, SenderConfig};
 use bbrkit_cc::{Algorithm, AnyController, CaState, CongestionControl, Instant, SeededRng, Tcp};
 use proptest::prelude::*;
@@ -281,7 +281,7 @@ impl Harness {
                 for &(f, t) in steps {
                     prop_assert!(f.is_legal_step(t), "{alg}: illegal step {f:?} -> {t:?}");
                     // A state passed through within one ACK was reached too.
-                    self.seen.insert(t.as_str().to_string());
+                    self.seen.insert(t.name().to_string());
                 }
                 let (f, t) = (state3(from), state3(to));
                 if let Some(&(_, last)) = steps.last() {
@@ -313,7 +313,7 @@ fn mode(name: &str) -> Mode {
 fn state3(name: &str) -> State {
     *State::ALL
         .iter()
-        .find(|s| s.as_str() == name)
+        .find(|s| s.name() == name)
         .unwrap_or_else(|| panic!("unknown bbr3 state {name}"))
 }
 

@@ -11,7 +11,8 @@ use crate::wire::{self, AF_INET, AF_INET6, Progress};
 use crate::{DiagError, Socket, StateSet};
 
 /// Which sockets a census reports. `Filter::default()` is every TCP socket
-/// (all states, IPv4 and IPv6) with details (`tcp_info`, algorithm, BBR info).
+/// (all states, IPv4 and IPv6) with details (`tcp_info`, algorithm, BBR info)
+/// and no BPF storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
     /// States to report; applied by the kernel.
@@ -29,6 +30,11 @@ pub struct Filter {
     pub cc: Option<String>,
     /// Ask for `INET_DIAG_INFO` and BBR info (the algorithm name is always asked for).
     pub details: bool,
+    /// File descriptors of BPF `sk_storage` maps whose value of each socket
+    /// the kernel should add ([`Socket::bpf_storages`]); the caller keeps
+    /// them open for the census. Needs CAP_BPF or CAP_SYS_ADMIN: without,
+    /// the kernel refuses the whole dump (`EPERM`).
+    pub sk_storage_maps: Vec<i32>,
 }
 
 impl Default for Filter {
@@ -40,6 +46,7 @@ impl Default for Filter {
             port: None,
             cc: None,
             details: true,
+            sk_storage_maps: Vec::new(),
         }
     }
 }
@@ -147,7 +154,14 @@ impl Conn {
 
     fn send(&mut self, family: u8, filter: &Filter) -> Result<(), DiagError> {
         self.seq += 1;
-        let req = wire::dump_request(family, filter.states, filter.details, filter.port, self.seq);
+        let req = wire::dump_request(
+            family,
+            filter.states,
+            filter.details,
+            filter.port,
+            &filter.sk_storage_maps,
+            self.seq,
+        );
         self.sock
             .send(&req, 0)
             .map_err(|source| DiagError::Netlink {

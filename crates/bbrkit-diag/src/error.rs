@@ -67,6 +67,18 @@ pub enum DiagError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A `--cc` filter names an algorithm the kernel has not registered
+    /// (no socket can have it: a typo such as `bbr2`).
+    #[error(
+        "--cc {name}: no such congestion-control algorithm on this kernel (available: {})",
+        available.join(", ")
+    )]
+    UnknownAlgorithm {
+        /// The name asked for.
+        name: String,
+        /// `tcp_available_congestion_control`.
+        available: Vec<String>,
+    },
     /// A user-supplied name (TCP state, metric name) is not valid.
     #[error("{0}")]
     Invalid(String),

@@ -1,10 +1,21 @@
 //! What the host's TCP is doing now: a socket census through sock_diag netlink
 //! (`inet_diag` with `INET_DIAG_INFO`, `INET_DIAG_CONG`, `INET_DIAG_BBRINFO`),
 //! tolerant `tcp_info` / `tcp_bbr_info` parsing, the nstat counters of
-//! `/proc/net/snmp` and `/proc/net/netstat`, and Prometheus text exposition.
+//! `/proc/net/snmp` and `/proc/net/netstat`, and what `conns` and `metrics`
+//! make of them ([`conns`]: the report and its JSON schema; [`metrics`]:
+//! every metric family and the Prometheus text exposition).
 //!
-//! Must never change anything on the host: it only reads. Must never depend on
-//! `bbrkit-host` (the dependency goes the other way).
+//! It is also the lowest crate the host and the lab share, so it holds the
+//! one reader of each kernel interface they both use: the network
+//! namespace's identity ([`netns`]), the rtnetlink client ([`rtnl`]; the
+//! qdisc listing [`qdisc`], the route and link speed [`link`]) and a
+//! socket's own `TCP_INFO` ([`sockopt`], through the same decoder as the
+//! census).
+//!
+//! Its own functions never change anything on the host: they only read
+//! (the rtnetlink client carries the changes host and lab build, never one
+//! of its own). Must never depend on `bbrkit-host` (the dependency goes the
+//! other way).
 //!
 //! # Census
 //!
@@ -52,13 +63,19 @@
 pub mod algorithms;
 mod bbr_info;
 mod census;
+pub mod conns;
 mod error;
-pub mod exposition;
+pub mod link;
+pub mod metrics;
 pub mod model;
+pub mod netns;
 pub mod nstat;
 mod probe;
 pub mod prom;
+pub mod qdisc;
+pub mod rtnl;
 mod socket;
+pub mod sockopt;
 mod state;
 pub mod summary;
 mod tcp_info;
@@ -70,6 +87,6 @@ pub use bbr_info::{BbrInfo, BbrV3Model};
 pub use census::{Filter, census, census_each, dump_raw};
 pub use error::{DiagError, error_chain};
 pub use probe::probe_bbr_info;
-pub use socket::{Family, Socket};
+pub use socket::{BpfStorage, Family, Socket};
 pub use state::{StateSet, TcpState};
 pub use tcp_info::{KNOWN_LEN as TCP_INFO_KNOWN_LEN, TcpInfo};

@@ -1,8 +1,5 @@
-//! BBR model state aggregated by algorithm for `bbrkit metrics`: how many
-//! sockets of each BBR-family algorithm (the kernel's `bbr`, bbrkit's BPF
-//! `bbr3`) are in each state of the model, and a histogram of their
-//! bandwidth estimates. One series per (algorithm, state): never one per
-//! socket.
+//! The state of a BBR model, as the metrics label it, read from what the
+//! kernel reports (`metrics::ModelStats` counts sockets per state).
 //!
 //! ```text
 //! STARTUP -> DRAIN -> PROBE_BW (DOWN -> CRUISE -> REFILL -> UP -> DOWN ...) <-> PROBE_RTT
@@ -11,17 +8,10 @@
 //! The kernel's v3 layout names mode and phase; the mainline v1 layout
 //! carries only the two gains, from which the state follows exactly
 //! (Linux `net/ipv4/tcp_bbr.c`, `bbr_update_gains`). The BPF bbr3's state
-//! comes from its telemetry map; the caller converts it (this crate does
-//! not know BPF). Only aggregates what it is given.
+//! comes from its telemetry; `bbrkit_bpf::sock_models` converts it (this
+//! crate does not know BPF).
 
-use std::collections::BTreeMap;
-
-use crate::prom::{Exposition, Histogram, MetricType};
-use crate::{BbrInfo, DiagError};
-
-/// Upper bounds of the bandwidth-estimate histogram, bytes per second (as
-/// the delivery-rate histogram: one per decade, 100 kbit/s to 100 Gbit/s).
-pub const BW_BUCKETS: [f64; 7] = crate::exposition::DELIVERY_RATE_BUCKETS;
+use crate::BbrInfo;
 
 /// google/bbr v3 `enum tcp_bbr_phase`, by value: `BBR_PHASE_INVALID` (0),
 /// `_STARTUP`, `_DRAIN`, `_PROBE_RTT`, `_PROBE_BW_UP`, `_PROBE_BW_DOWN`,
@@ -104,6 +94,14 @@ impl BbrState {
         }
     }
 
+    /// The vocabulary's state (`bbrkit_vocab::bbr_state`, the one
+    /// definition) as a label value; `None` is [`BbrState::Unknown`].
+    pub fn from_state(state: Option<bbrkit_vocab::bbr_state::State>) -> BbrState {
+        state.map_or(BbrState::Unknown, |s| {
+            BbrState::from_tcp_bbr_phase(s.tcp_bbr_phase())
+        })
+    }
+
     /// The state a kernel `tcp_bbr_info` describes.
     pub fn of(info: &BbrInfo) -> BbrState {
         match &info.v3 {
@@ -113,62 +111,22 @@ impl BbrState {
     }
 }
 
-/// Model aggregates by algorithm.
-#[derive(Debug, Clone, Default)]
-pub struct ModelStats {
-    states: BTreeMap<(String, BbrState), usize>,
-    bw: BTreeMap<String, Histogram>,
-}
-
-impl ModelStats {
-    /// Counts one socket of algorithm `cc` in `state` with bandwidth
-    /// estimate `bw_bytes_per_second` (0: none yet, not observed).
-    pub fn observe(&mut self, cc: &str, state: BbrState, bw_bytes_per_second: u64) {
-        *self.states.entry((cc.to_string(), state)).or_default() += 1;
-        if bw_bytes_per_second > 0 {
-            self.bw
-                .entry(cc.to_string())
-                .or_insert_with(|| Histogram::new(&BW_BUCKETS))
-                .observe(bw_bytes_per_second as f64);
-        }
-    }
-
-    /// Counts a socket whose model the kernel reported (`INET_DIAG_BBRINFO`).
-    pub fn observe_kernel(&mut self, cc: &str, info: &BbrInfo) {
-        self.observe(cc, BbrState::of(info), info.bw_bytes_per_second);
-    }
-
-    /// Sockets counted.
-    pub fn sockets(&self) -> usize {
-        self.states.values().sum()
-    }
-
-    /// Writes `bbrkit_bbr_model_sockets{cc,state}` and
-    /// `bbrkit_bbr_bandwidth_estimate_bytes_per_second{cc}`.
-    pub fn write(&self, e: &mut Exposition) -> Result<(), DiagError> {
-        e.family(
-            "bbrkit_bbr_model_sockets",
-            MetricType::Gauge,
-            "Sockets of each BBR-family algorithm by model state (startup, drain, probe_bw_up/down/cruise/refill, probe_rtt, unknown).",
-        )?;
-        for ((cc, state), n) in &self.states {
-            e.sample(&[("cc", cc), ("state", state.name())], *n as f64)?;
-        }
-        e.family(
-            "bbrkit_bbr_bandwidth_estimate_bytes_per_second",
-            MetricType::Histogram,
-            "The BBR model's max-filtered bandwidth estimate of sockets that have one, by algorithm.",
-        )?;
-        for (cc, h) in &self.bw {
-            e.histogram(&[("cc", cc)], h)?;
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One BBR state definition: every vocabulary state maps to the label
+    /// of the same name, through the kernel's `tcp_bbr_phase` numbering.
+    #[test]
+    fn label_states_are_the_vocabulary_states() {
+        use bbrkit_vocab::bbr_state::State;
+        for s in State::ALL {
+            let b = BbrState::from_state(Some(s));
+            assert_eq!(b.name(), s.name(), "{s:?}");
+            assert_eq!(TCP_BBR_PHASE[usize::from(s.tcp_bbr_phase())], b);
+        }
+        assert_eq!(BbrState::from_state(None), BbrState::Unknown);
+    }
 
     #[test]
     fn states_from_both_layouts() {
@@ -211,32 +169,5 @@ mod tests {
         for (mode, phase, want) in kernel {
             assert_eq!(BbrState::of(&v3_info(mode, phase)), want, "{mode}/{phase}");
         }
-    }
-
-    #[test]
-    fn one_series_per_algorithm_and_state() {
-        let mut m = ModelStats::default();
-        for _ in 0..1000 {
-            m.observe("bbr3", BbrState::ProbeBwCruise, 12_500_000);
-        }
-        m.observe("bbr3", BbrState::Startup, 0);
-        m.observe("bbr", BbrState::ProbeRtt, 1_000_000);
-        assert_eq!(m.sockets(), 1002);
-        let mut e = Exposition::new();
-        m.write(&mut e).unwrap();
-        let t = e.finish();
-        assert!(
-            t.contains("bbrkit_bbr_model_sockets{cc=\"bbr3\",state=\"probe_bw_cruise\"} 1000\n"),
-            "{t}"
-        );
-        assert!(t.contains("bbrkit_bbr_model_sockets{cc=\"bbr3\",state=\"startup\"} 1\n"));
-        assert!(
-            t.contains("bbrkit_bbr_bandwidth_estimate_bytes_per_second_count{cc=\"bbr3\"} 1000\n")
-        );
-        assert!(t.contains(
-            "bbrkit_bbr_bandwidth_estimate_bytes_per_second_bucket{cc=\"bbr3\",le=\"12500000\"} 1000\n"
-        ), "{t}");
-        let series = t.lines().filter(|l| !l.starts_with('#')).count();
-        assert_eq!(series, 3 + 2 * (BW_BUCKETS.len() + 3), "{t}");
     }
 }

@@ -9,7 +9,7 @@
 //! leave anything behind: the socket is unbound, unconnected and closed on
 //! return.
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 use crate::BbrInfo;
 
@@ -24,25 +24,7 @@ pub fn probe_bbr_info() -> Option<BbrInfo> {
     }
     let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
     sock.set_tcp_congestion(b"bbr").ok()?;
-    let fd = sock.as_fd();
-    let mut buf = [0u8; 128];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: `buf` is writable for `len` bytes and the kernel writes at most
-    // `len` bytes, storing the length it wrote in `len`.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CC_INFO,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
-    let n = (len as usize).min(buf.len());
-    BbrInfo::parse(&buf[..n]).ok()
+    crate::sockopt::bbr_info(sock.as_fd()).ok().flatten()
 }
 
 #[cfg(test)]

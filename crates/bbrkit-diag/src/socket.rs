@@ -16,6 +16,17 @@ pub enum Family {
     V6,
 }
 
+/// A socket's value in one BPF `sk_storage` map (`SK_DIAG_BPF_STORAGE`):
+/// the bytes as the map's value type lays them out; their meaning is the
+/// map owner's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BpfStorage {
+    /// Kernel id of the map (`SK_DIAG_BPF_STORAGE_MAP_ID`).
+    pub map_id: u32,
+    /// The value (`SK_DIAG_BPF_STORAGE_MAP_VALUE`).
+    pub value: Vec<u8>,
+}
+
 /// One TCP socket from a sock_diag dump (`struct inet_diag_msg` plus attributes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Socket {
@@ -52,6 +63,15 @@ pub struct Socket {
     pub tcp_info: Option<TcpInfo>,
     /// `INET_DIAG_BBRINFO`, when the socket runs BBR and the payload was usable.
     pub bbr: Option<BbrInfo>,
+    /// `INET_DIAG_SK_BPF_STORAGES`: the socket's value in each BPF
+    /// `sk_storage` map the request asked for ([`crate::Filter::sk_storage_maps`])
+    /// and the socket has, in the kernel's order. Empty when none was asked
+    /// for or the socket has none.
+    pub bpf_storages: Vec<BpfStorage>,
+    /// `INET_DIAG_CGROUP_ID`: the cgroup v2 id of the socket (the inode
+    /// number of its cgroup directory), `None` for TIME_WAIT and request
+    /// sockets (the kernel sends it for full sockets only).
+    pub cgroup_id: Option<u64>,
     /// Problems met while decoding this socket's attributes that did not stop
     /// the census (e.g. a truncated BBR attribute, which then leaves `bbr` at `None`).
     pub warnings: Vec<String>,

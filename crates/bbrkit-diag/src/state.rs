@@ -125,6 +125,9 @@ impl FromStr for TcpState {
 }
 
 /// A set of states: bit `n` stands for state number `n`, as in `idiag_states`.
+///
+/// Parses from `all`, `connected` ([`StateSet::connected`]) or a comma list
+/// of state names (`established,listen`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateSet(pub u32);
 
@@ -165,6 +168,35 @@ impl StateSet {
     }
 }
 
+impl FromStr for StateSet {
+    type Err = DiagError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "all" => return Ok(StateSet::ALL),
+            "connected" => return Ok(StateSet::connected()),
+            _ => {}
+        }
+        let mut set = StateSet::empty();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let st: TcpState = part.parse().map_err(|_| {
+                let names: Vec<String> = TcpState::all()
+                    .map(|s| s.name().to_ascii_lowercase().replace('_', "-"))
+                    .collect();
+                DiagError::Invalid(format!(
+                    "unknown TCP state '{part}' (expected all, connected, or a comma list of: {})",
+                    names.join(", ")
+                ))
+            })?;
+            set = set.with(st);
+        }
+        if set == StateSet::empty() {
+            return Err(DiagError::Invalid("empty state list".into()));
+        }
+        Ok(set)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +218,19 @@ mod tests {
         assert_eq!("estab".parse::<TcpState>().unwrap(), TcpState::Established);
         let e = "bogus".parse::<TcpState>().unwrap_err().to_string();
         assert!(e.contains("unknown TCP state 'bogus'"), "{e}");
+    }
+
+    #[test]
+    fn set_spellings() {
+        let p = |t: &str| t.parse::<StateSet>();
+        assert_eq!(p("all").unwrap(), StateSet::ALL);
+        assert_eq!(p("connected").unwrap(), StateSet::connected());
+        let s = p("established,LISTEN").unwrap();
+        assert!(s.contains(TcpState::Established) && s.contains(TcpState::Listen));
+        assert!(!s.contains(TcpState::TimeWait));
+        let e = p("nope").unwrap_err().to_string();
+        assert!(e.starts_with("unknown TCP state 'nope' (expected all, connected, or a comma list of: established, syn-sent,"), "{e}");
+        assert!(p(",").is_err());
     }
 
     #[test]

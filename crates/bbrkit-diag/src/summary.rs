@@ -20,8 +20,14 @@ pub struct AlgoSummary {
     pub median_rtt_us: Option<f64>,
     /// Median of the sockets' minimum RTTs, microseconds.
     pub median_min_rtt_us: Option<f64>,
-    /// Sum of the sockets' delivery rates, bytes per second.
+    /// Sum of the delivery rates that measured the path, bytes per second:
+    /// an app-limited sample (`tcpi_delivery_rate_app_limited`) measured
+    /// how fast the application wrote, not the path, and is left out.
     pub delivery_rate_total: u64,
+    /// Sockets whose delivery rate is in the total.
+    pub delivery_rate_samples: usize,
+    /// Sockets with an app-limited delivery rate (left out of the total).
+    pub delivery_rate_app_limited: usize,
     /// Sum of bytes sent (including retransmissions).
     pub bytes_sent: u64,
     /// Sum of bytes retransmitted.
@@ -60,6 +66,8 @@ pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
         rtt: Vec<f64>,
         min_rtt: Vec<f64>,
         rate: u64,
+        rate_samples: usize,
+        app_limited: usize,
         sent: u64,
         retrans: u64,
         total_retrans: u64,
@@ -71,7 +79,17 @@ pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
         let Some(t) = &s.tcp_info else { continue };
         a.rtt.extend(t.rtt_sample_us().map(f64::from));
         a.min_rtt.extend(t.min_rtt_sample_us().map(f64::from));
-        a.rate = a.rate.saturating_add(t.delivery_rate.unwrap_or(0));
+        match (
+            t.delivery_rate.filter(|&r| r > 0),
+            t.delivery_rate_app_limited,
+        ) {
+            (None, _) => {}
+            (Some(_), Some(true)) => a.app_limited += 1,
+            (Some(r), _) => {
+                a.rate = a.rate.saturating_add(r);
+                a.rate_samples += 1;
+            }
+        }
         a.sent = a.sent.saturating_add(t.bytes_sent.unwrap_or(0));
         a.retrans = a.retrans.saturating_add(t.bytes_retrans.unwrap_or(0));
         a.total_retrans += u64::from(t.total_retrans.unwrap_or(0));
@@ -85,6 +103,8 @@ pub fn by_algorithm(socks: &[Socket]) -> Vec<AlgoSummary> {
             median_rtt_us: median(&mut a.rtt),
             median_min_rtt_us: median(&mut a.min_rtt),
             delivery_rate_total: a.rate,
+            delivery_rate_samples: a.rate_samples,
+            delivery_rate_app_limited: a.app_limited,
             bytes_sent: a.sent,
             bytes_retrans: a.retrans,
             total_retrans: a.total_retrans,
@@ -150,12 +170,41 @@ mod tests {
             "~0U min RTT = no sample"
         );
         assert_eq!(bbr.delivery_rate_total, 60);
+        assert_eq!(
+            (bbr.delivery_rate_samples, bbr.delivery_rate_app_limited),
+            (3, 0)
+        );
         assert_eq!(bbr.retrans_ratio(), Some(0.02));
         assert_eq!(s[1].cc.as_deref(), Some("cubic"));
         assert_eq!(s[1].retrans_ratio(), None);
         assert_eq!(
             (s[2].cc.as_deref(), s[2].sockets, s[2].median_rtt_us),
             (None, 1, None)
+        );
+    }
+
+    /// Issue 21 item 9: two idle BBR sockets that sent 189 bytes reported
+    /// app-limited delivery rates (the application, not the path) and the
+    /// total added them up to 46.6 Gbit/s. They are counted apart now.
+    #[test]
+    fn app_limited_rates_are_left_out_of_the_total() {
+        let mut socks = vec![
+            sock(Some("bbr"), 11, 11, 2_975_000_000, 189, 0),
+            sock(Some("bbr"), 11, 11, 2_850_000_000, 189, 0),
+            sock(Some("bbr"), 11, 11, 1_000, 5000, 0),
+            sock(Some("bbr"), 11, 11, 0, 0, 0),
+        ];
+        for s in &mut socks[..2] {
+            s.tcp_info.as_mut().unwrap().delivery_rate_app_limited = Some(true);
+        }
+        let bbr = &by_algorithm(&socks)[0];
+        assert_eq!(bbr.delivery_rate_total, 1_000, "only the path's sample");
+        assert_eq!(bbr.delivery_rate_samples, 1);
+        assert_eq!(bbr.delivery_rate_app_limited, 2);
+        let idle = &by_algorithm(&socks[..2])[0];
+        assert_eq!(
+            (idle.delivery_rate_total, idle.delivery_rate_samples),
+            (0, 0)
         );
     }
 

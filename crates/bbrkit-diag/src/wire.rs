@@ -10,7 +10,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
-use crate::{BbrInfo, DiagError, Family, Socket, StateSet, TcpInfo, TcpState};
+use crate::{BbrInfo, BpfStorage, DiagError, Family, Socket, StateSet, TcpInfo, TcpState};
 
 /// `SOCK_DIAG_BY_FAMILY` netlink message type.
 pub const SOCK_DIAG_BY_FAMILY: u16 = 20;
@@ -39,6 +39,23 @@ pub const INET_DIAG_VEGASINFO: u16 = 3;
 pub const INET_DIAG_CONG: u16 = 4;
 /// `INET_DIAG_BBRINFO`: `struct tcp_bbr_info`.
 pub const INET_DIAG_BBRINFO: u16 = 16;
+/// `INET_DIAG_SK_BPF_STORAGES`: nested `SK_DIAG_BPF_STORAGE` entries.
+pub const INET_DIAG_SK_BPF_STORAGES: u16 = 20;
+/// `INET_DIAG_CGROUP_ID`: the socket's cgroup v2 id (`u64`), sent for every
+/// full socket (no request bit; `CONFIG_SOCK_CGROUP_DATA`, Linux 5.7+).
+pub const INET_DIAG_CGROUP_ID: u16 = 21;
+/// `INET_DIAG_REQ_SK_BPF_STORAGES`: the request's nested list of map fds.
+pub const INET_DIAG_REQ_SK_BPF_STORAGES: u16 = 2;
+/// `SK_DIAG_BPF_STORAGE_REQ_MAP_FD`: one `u32` map fd in that list.
+pub const SK_DIAG_BPF_STORAGE_REQ_MAP_FD: u16 = 1;
+/// `SK_DIAG_BPF_STORAGE`: one map's entry in the answer (nested).
+pub const SK_DIAG_BPF_STORAGE: u16 = 1;
+/// `SK_DIAG_BPF_STORAGE_MAP_ID`: `u32` map id inside an entry.
+pub const SK_DIAG_BPF_STORAGE_MAP_ID: u16 = 2;
+/// `SK_DIAG_BPF_STORAGE_MAP_VALUE`: the value inside an entry.
+pub const SK_DIAG_BPF_STORAGE_MAP_VALUE: u16 = 3;
+/// `NLA_F_NESTED`.
+pub const NLA_F_NESTED: u16 = 1 << 15;
 
 /// Size of `struct nlmsghdr`.
 pub const NLMSG_HDR_LEN: usize = 16;
@@ -96,20 +113,41 @@ pub fn port_bytecode(port: u16) -> Vec<u8> {
     b
 }
 
+/// The request attribute `INET_DIAG_REQ_SK_BPF_STORAGES` asking for the
+/// socket's value in each BPF `sk_storage` map of `map_fds` (as
+/// `ss --bpf-maps` does; the kernel's `bpf_sk_storage_diag_alloc` needs
+/// CAP_BPF or CAP_SYS_ADMIN and refuses fds of other map types).
+pub fn sk_storages_attr(map_fds: &[i32]) -> Vec<u8> {
+    let len = 4 + 8 * map_fds.len();
+    let mut b = Vec::with_capacity(len);
+    b.extend_from_slice(&(len as u16).to_ne_bytes());
+    b.extend_from_slice(&(INET_DIAG_REQ_SK_BPF_STORAGES | NLA_F_NESTED).to_ne_bytes());
+    for fd in map_fds {
+        b.extend_from_slice(&8u16.to_ne_bytes());
+        b.extend_from_slice(&SK_DIAG_BPF_STORAGE_REQ_MAP_FD.to_ne_bytes());
+        b.extend_from_slice(&(*fd as u32).to_ne_bytes());
+    }
+    b
+}
+
 /// A `SOCK_DIAG_BY_FAMILY` dump request for TCP sockets of `family` in
 /// `states`. With `details`, it asks for `INET_DIAG_INFO`, `INET_DIAG_CONG`
 /// and (through the VEGASINFO bit, as `ss -i` does) `INET_DIAG_BBRINFO`.
 /// With `port`, the kernel itself keeps only sockets with that local or
-/// remote port ([`port_bytecode`]).
+/// remote port ([`port_bytecode`]). With `sk_storage_maps` (BPF map fds),
+/// each socket's value in those `sk_storage` maps ([`sk_storages_attr`]).
 pub fn dump_request(
     family: u8,
     states: StateSet,
     details: bool,
     port: Option<u16>,
+    sk_storage_maps: &[i32],
     seq: u32,
 ) -> Vec<u8> {
     let bytecode = port.map(port_bytecode);
-    let attr_len = bytecode.as_ref().map_or(0, |bc| 4 + bc.len());
+    let storages = (!sk_storage_maps.is_empty()).then(|| sk_storages_attr(sk_storage_maps));
+    let attr_len =
+        bytecode.as_ref().map_or(0, |bc| 4 + bc.len()) + storages.as_ref().map_or(0, Vec::len);
     let len = NLMSG_HDR_LEN + REQ_V2_LEN + attr_len;
     let mut b = Vec::with_capacity(len);
     b.extend_from_slice(&(len as u32).to_ne_bytes());
@@ -129,6 +167,9 @@ pub fn dump_request(
         b.extend_from_slice(&((4 + bc.len()) as u16).to_ne_bytes());
         b.extend_from_slice(&INET_DIAG_REQ_BYTECODE.to_ne_bytes());
         b.extend_from_slice(&bc);
+    }
+    if let Some(st) = storages {
+        b.extend_from_slice(&st);
     }
     debug_assert_eq!(b.len(), len);
     b
@@ -266,6 +307,8 @@ pub fn parse_inet_diag_msg(p: &[u8]) -> Result<Socket, DiagError> {
         cc: None,
         tcp_info: None,
         bbr: None,
+        bpf_storages: Vec::new(),
+        cgroup_id: None,
         warnings: Vec::new(),
     };
     let mut off = INET_DIAG_MSG_LEN;
@@ -343,6 +386,45 @@ fn apply_attribute(sock: &mut Socket, kind: u16, data: &[u8]) {
             Ok(b) => sock.bbr = Some(b),
             Err(e) => sock.warnings.push(e.to_string()),
         },
+        INET_DIAG_SK_BPF_STORAGES => match parse_sk_storages(data) {
+            Ok(v) => sock.bpf_storages = v,
+            Err(e) => sock.warnings.push(e.to_string()),
+        },
+        INET_DIAG_CGROUP_ID if data.len() >= 8 => {
+            sock.cgroup_id = Some(u64::from_ne_bytes(data[..8].try_into().unwrap_or([0; 8])));
+        }
         _ => {}
     }
+}
+
+/// The entries of an `INET_DIAG_SK_BPF_STORAGES` attribute: each a nested
+/// `SK_DIAG_BPF_STORAGE` holding `SK_DIAG_BPF_STORAGE_MAP_ID` and
+/// `SK_DIAG_BPF_STORAGE_MAP_VALUE` (`bpf_sk_storage_diag_put`; the value
+/// may follow a `SK_DIAG_BPF_STORAGE_PAD` for 64-bit alignment). An entry
+/// without a map id or a value is skipped.
+pub fn parse_sk_storages(data: &[u8]) -> Result<Vec<BpfStorage>, DiagError> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off < data.len() {
+        let (kind, entry) = rtattr(data, off)?;
+        off += align4(4 + entry.len());
+        if kind != SK_DIAG_BPF_STORAGE {
+            continue;
+        }
+        let (mut map_id, mut value) = (None, None);
+        let mut i = 0;
+        while i < entry.len() {
+            let (k, d) = rtattr(entry, i)?;
+            i += align4(4 + d.len());
+            match k {
+                SK_DIAG_BPF_STORAGE_MAP_ID if d.len() >= 4 => map_id = Some(u32_ne(d, 0)),
+                SK_DIAG_BPF_STORAGE_MAP_VALUE => value = Some(d.to_vec()),
+                _ => {}
+            }
+        }
+        if let (Some(map_id), Some(value)) = (map_id, value) {
+            out.push(BpfStorage { map_id, value });
+        }
+    }
+    Ok(out)
 }

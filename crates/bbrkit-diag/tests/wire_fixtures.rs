@@ -368,7 +368,14 @@ fn kernel_error_message_is_reported_with_errno() {
 
 #[test]
 fn request_layout() {
-    let r = wire::dump_request(wire::AF_INET6, bbrkit_diag::StateSet::ALL, true, None, 7);
+    let r = wire::dump_request(
+        wire::AF_INET6,
+        bbrkit_diag::StateSet::ALL,
+        true,
+        None,
+        &[],
+        7,
+    );
     assert_eq!(r.len(), 72);
     assert_eq!(u32::from_ne_bytes(r[0..4].try_into().unwrap()), 72);
     assert_eq!(u16::from_ne_bytes([r[4], r[5]]), 20);
@@ -389,6 +396,7 @@ fn request_with_port_bytecode() {
         bbrkit_diag::StateSet::ALL,
         false,
         Some(443),
+        &[],
         1,
     );
     assert_eq!(r.len(), 72 + 4 + 20);
@@ -406,6 +414,117 @@ fn request_with_port_bytecode() {
     assert_eq!(op(8), (wire::INET_DIAG_BC_JMP, 4, 12));
     assert_eq!(op(12), (wire::INET_DIAG_BC_D_EQ, 8, 12));
     assert_eq!(op(16), (0, 0, 443));
+}
+
+/// `INET_DIAG_REQ_SK_BPF_STORAGES` after the bytecode, as `ss --bpf-maps`
+/// lays it out: a nested attribute with one `u32` map fd per map.
+#[test]
+fn request_with_sk_storage_maps() {
+    let r = wire::dump_request(
+        wire::AF_INET,
+        bbrkit_diag::StateSet::ALL,
+        true,
+        Some(443),
+        &[7, 9],
+        1,
+    );
+    assert_eq!(r.len(), 72 + 24 + 4 + 2 * 8);
+    assert_eq!(
+        u32::from_ne_bytes(r[0..4].try_into().unwrap()),
+        r.len() as u32
+    );
+    let a = &r[96..];
+    assert_eq!(
+        u16::from_ne_bytes([a[0], a[1]]),
+        20,
+        "nested attribute length"
+    );
+    assert_eq!(
+        u16::from_ne_bytes([a[2], a[3]]),
+        wire::INET_DIAG_REQ_SK_BPF_STORAGES | wire::NLA_F_NESTED
+    );
+    for (i, fd) in [7u32, 9].into_iter().enumerate() {
+        let e = &a[4 + 8 * i..];
+        assert_eq!(u16::from_ne_bytes([e[0], e[1]]), 8);
+        assert_eq!(
+            u16::from_ne_bytes([e[2], e[3]]),
+            wire::SK_DIAG_BPF_STORAGE_REQ_MAP_FD
+        );
+        assert_eq!(u32::from_ne_bytes(e[4..8].try_into().unwrap()), fd);
+    }
+    let plain = wire::dump_request(
+        wire::AF_INET,
+        bbrkit_diag::StateSet::ALL,
+        true,
+        None,
+        &[],
+        1,
+    );
+    assert_eq!(
+        plain.len(),
+        72,
+        "no storage attribute when no map is asked for"
+    );
+}
+
+/// One `rtattr` (header, data, padding to 4).
+fn attr(kind: u16, data: &[u8]) -> Vec<u8> {
+    let mut b = ((4 + data.len()) as u16).to_ne_bytes().to_vec();
+    b.extend_from_slice(&kind.to_ne_bytes());
+    b.extend_from_slice(data);
+    while !b.len().is_multiple_of(4) {
+        b.push(0);
+    }
+    b
+}
+
+/// The answer as `bpf_sk_storage_diag_put` builds it: per map a nested
+/// `SK_DIAG_BPF_STORAGE` with the map id, a pad for 64-bit alignment and
+/// the value (`nla_reserve_64bit`); two maps, one value of odd length.
+#[test]
+fn sk_bpf_storages_answer_is_decoded_by_map_id() {
+    let entry = |id: u32, value: &[u8], pad: bool| {
+        let mut e = attr(wire::SK_DIAG_BPF_STORAGE_MAP_ID, &id.to_ne_bytes());
+        if pad {
+            e.extend(attr(1, &[])); // SK_DIAG_BPF_STORAGE_PAD
+        }
+        e.extend(attr(wire::SK_DIAG_BPF_STORAGE_MAP_VALUE, value));
+        attr(wire::SK_DIAG_BPF_STORAGE | wire::NLA_F_NESTED, &e)
+    };
+    let mut all = entry(41, &[1, 2, 3, 4, 5, 6, 7, 8], true);
+    all.extend(entry(42, &[9, 9, 9], false));
+    let buf = rewrite(&fixture("ipv4-0.bin"), |attrs| {
+        attrs.push((
+            wire::INET_DIAG_SK_BPF_STORAGES | wire::NLA_F_NESTED,
+            all.clone(),
+        ));
+    });
+    let (socks, _) = parse(&buf).unwrap();
+    assert!(!socks.is_empty());
+    for s in &socks {
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        let got: Vec<(u32, &[u8])> = s
+            .bpf_storages
+            .iter()
+            .map(|b| (b.map_id, b.value.as_slice()))
+            .collect();
+        assert_eq!(
+            got,
+            [(41, &[1, 2, 3, 4, 5, 6, 7, 8][..]), (42, &[9, 9, 9][..])]
+        );
+    }
+    // A truncated entry is a warning on the socket, not a failed census.
+    let cut = rewrite(&fixture("ipv4-0.bin"), |attrs| {
+        let mut bad = all.clone();
+        bad[0] = 200; // the first entry claims more bytes than there are
+        attrs.push((wire::INET_DIAG_SK_BPF_STORAGES, bad));
+    });
+    let (socks, _) = parse(&cut).unwrap();
+    assert!(
+        socks
+            .iter()
+            .all(|s| s.bpf_storages.is_empty() && s.warnings.len() == 1)
+    );
 }
 
 /// Runs the filter program the way the kernel's `inet_diag_bc_run` does.
@@ -439,4 +558,21 @@ fn port_bytecode_accepts_either_end_only() {
     assert!(run_bytecode(&bc, 8080, 8080));
     assert!(!run_bytecode(&bc, 1, 2));
     assert!(!run_bytecode(&bc, 8081, 8079));
+}
+
+/// `INET_DIAG_CGROUP_ID` (a `u64`, padded to 8 bytes by `INET_DIAG_PAD`
+/// before it on the wire) is the socket's cgroup id; a short one is left out.
+#[test]
+fn cgroup_id_is_decoded() {
+    let with = |data: Vec<u8>| {
+        rewrite(&fixture("ipv4-0.bin"), move |attrs| {
+            attrs.retain(|(k, _)| *k != wire::INET_DIAG_CGROUP_ID);
+            attrs.push((wire::INET_DIAG_CGROUP_ID, data.clone()));
+        })
+    };
+    let (socks, _) = parse(&with(4242u64.to_ne_bytes().to_vec())).unwrap();
+    assert!(!socks.is_empty());
+    assert!(socks.iter().all(|s| s.cgroup_id == Some(4242)));
+    let (socks, _) = parse(&with(vec![1, 2, 3, 4])).unwrap();
+    assert!(socks.iter().all(|s| s.cgroup_id.is_none()));
 }

@@ -13,8 +13,17 @@ pub const DEFAULT_MSS: u32 = 1448;
 /// The bottleneck's buffer size (packets are MSS + headers each here):
 /// bbrkit's one buffer-size type.
 pub use bbrkit_vocab::BufferSize;
+use bbrkit_vocab::PathConditions;
 
-/// The bottleneck path shared by every flow.
+/// The bottleneck path shared by every flow: bbrkit's one
+/// [`PathConditions`] as the simulator runs it ([`PathConfig::from_conditions`],
+/// [`PathConfig::conditions`]).
+///
+/// It stays a type of its own because the simulator needs more and less
+/// than the shared description: a rate is required (a path without one has
+/// no bottleneck to simulate), loss is a *model* (Bernoulli or bursty
+/// Gilbert–Elliott, whose mean is the conditions' `loss`), the ACK path can
+/// lose too, and there is no jitter (the simulator's delays are exact).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathConfig {
     /// Bottleneck rate, bits per second (on the wire, headers included).
@@ -30,6 +39,32 @@ pub struct PathConfig {
 }
 
 impl PathConfig {
+    /// The simulator's path for `c`: Bernoulli loss of `c.loss`, no ACK
+    /// loss. Refused without a rate, or with jitter (not modelled).
+    pub fn from_conditions(c: &PathConditions) -> Result<Self, ConfigError> {
+        if !c.jitter.is_zero() {
+            return Err(ConfigError::Jitter);
+        }
+        Ok(PathConfig {
+            rate_bps: c.rate_bps.ok_or(ConfigError::ZeroRate)?,
+            rtt: c.rtt,
+            buffer: c.buffer,
+            loss: LossModel::bernoulli(c.loss),
+            ack_loss: 0.0,
+        })
+    }
+
+    /// The shared description of this path: its rate, RTT, buffer and mean
+    /// data loss (`ack_loss` and the loss model's burstiness have no place
+    /// there).
+    pub fn conditions(&self) -> PathConditions {
+        PathConditions {
+            rate_bps: Some(self.rate_bps),
+            buffer: self.buffer,
+            ..PathConditions::new(self.rtt, self.loss.mean_loss())
+        }
+    }
+
     /// A path of `rate_bps`, `rtt_ms` of round trip, `buffer` and Bernoulli
     /// data loss `loss` (no ACK loss): the shape of most scenarios.
     pub fn bernoulli(rate_bps: u64, rtt_ms: u64, buffer: BufferSize, loss: f64) -> Self {
@@ -181,9 +216,12 @@ impl SimConfig {
 /// A configuration that cannot be simulated.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    /// The link rate is zero.
+    /// The link rate is zero (or, from [`PathConditions`], not given).
     #[error("link rate must be positive")]
     ZeroRate,
+    /// Path conditions with jitter: the simulator's delays are exact.
+    #[error("the simulator does not model jitter")]
+    Jitter,
     /// No flow to simulate.
     #[error("at least one flow is needed")]
     NoFlows,
@@ -202,4 +240,61 @@ pub enum ConfigError {
     /// A zero sampling interval.
     #[error("sampling interval must be positive")]
     ZeroInterval,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The simulator's path and the shared conditions describe the same
+    /// path: converting there and back changes nothing.
+    #[test]
+    fn path_config_and_path_conditions_are_equal_where_they_overlap() {
+        for (rate, rtt_ms, loss, buffer) in [
+            (100_000_000, 10, 0.0, BufferSize::Bdp(1.0)),
+            (1_000_000_000, 40, 0.02, BufferSize::Packets(100)),
+            (20_000_000, 1, 0.5, BufferSize::Bytes(64_000)),
+        ] {
+            let c = PathConditions {
+                rate_bps: Some(rate),
+                buffer,
+                ..PathConditions::new(Duration::from_millis(rtt_ms), loss)
+            };
+            let p = PathConfig::from_conditions(&c).unwrap();
+            assert_eq!(
+                p,
+                PathConfig::bernoulli(rate, rtt_ms, buffer, loss),
+                "{c:?}"
+            );
+            assert_eq!(p.conditions(), c);
+        }
+    }
+
+    #[test]
+    fn conditions_the_simulator_cannot_run_are_refused() {
+        let no_rate = PathConditions::new(Duration::from_millis(10), 0.0);
+        assert_eq!(
+            PathConfig::from_conditions(&no_rate),
+            Err(ConfigError::ZeroRate)
+        );
+        let jitter = PathConditions {
+            rate_bps: Some(1_000_000),
+            jitter: Duration::from_millis(1),
+            ..no_rate
+        };
+        assert_eq!(
+            PathConfig::from_conditions(&jitter),
+            Err(ConfigError::Jitter)
+        );
+    }
+
+    /// A bursty loss model is described by its mean.
+    #[test]
+    fn bursty_loss_is_described_by_its_mean() {
+        let p = PathConfig {
+            loss: LossModel::bursty(0.02, 4.0),
+            ..PathConfig::bernoulli(10_000_000, 20, BufferSize::Bdp(1.0), 0.0)
+        };
+        assert!((p.conditions().loss - 0.02).abs() < 1e-9);
+    }
 }

@@ -7,7 +7,8 @@
 //! `tcp_ack` does), run configuration
 //! ([`config`]), the world and its event loop ([`sim`]), results
 //! ([`report`]) and experiments: plans, presets, sweeps and parallel runs
-//! ([`experiment`]), request/response workloads ([`workload`]). Must never touch the host: no wall clock, no files, no
+//! ([`experiment`]) and the plan from an operator's settings in bbrkit's
+//! units ([`settings`]), request/response workloads ([`workload`]). Must never touch the host: no wall clock, no files, no
 //! sockets, no global randomness. Same inputs and seed give byte-identical
 //! output.
 //!
@@ -37,6 +38,7 @@ pub mod histogram;
 pub mod link;
 pub mod loss;
 pub mod report;
+pub mod settings;
 pub mod sim;
 pub mod validation;
 pub mod workload;
@@ -45,5 +47,6 @@ pub use config::{BufferSize, ConfigError, DEFAULT_MSS, FlowConfig, PathConfig, S
 pub use experiment::{Plan, Preset, RunError, run_parallel};
 pub use loss::LossModel;
 pub use report::{FlowReport, LinkReport, Percentiles, RunReport, TraceRow, jain_index};
+pub use settings::{SettingError, Settings};
 pub use sim::{Sender, Simulation, run};
 pub use workload::{Workload, WorkloadResult, run_workload};

@@ -62,6 +62,10 @@ pub struct FlowReport {
     pub share: f64,
     /// Goodput relative to the first algorithm on the same condition (set by callers).
     pub ratio: Option<f64>,
+    /// The BBRv2/v3 model's event counters (bbr2 and bbr3 flows only):
+    /// the set the BPF bbr3 keeps per socket, for lab-vs-sim comparisons.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bbr_counters: Option<bbrkit_cc::bbr3::Counters>,
 }
 
 /// What the bottleneck did.

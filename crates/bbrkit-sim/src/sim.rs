@@ -499,6 +499,10 @@ impl Simulation {
             fct_s: fct,
             share: 0.0,
             ratio: None,
+            bbr_counters: match &s.cc {
+                AnyController::Bbr3(b) => Some(b.counters().clone()),
+                _ => None,
+            },
         }
     }
 

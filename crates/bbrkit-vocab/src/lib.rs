@@ -11,6 +11,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`bpf_features`] | what a BPF congestion control needs ([`bpf_features::Features`]), the reason a build without BPF gives |
 //! | [`cc`] | [`CcName`], a kernel algorithm name |
 //! | [`units`] | parsing rates, durations, loss probabilities, lists |
 //! | [`size`] | [`BufferSize`] and byte counts |
@@ -21,6 +22,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bbr_state;
+pub mod bpf_features;
 pub mod cc;
 pub mod format;
 pub mod path;

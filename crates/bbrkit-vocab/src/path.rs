@@ -2,7 +2,8 @@
 //! base round-trip time, random loss, jitter and bottleneck buffer — as the
 //! lab emulates it, the simulator models it and advise and trial describe
 //! it. Each user maps it onto its own machinery (the lab's link emulator,
-//! the simulator's `PathConfig`); this is the one description.
+//! the simulator's `PathConfig::from_conditions`, which advise's
+//! `PathGuess::conditions` feeds); this is the one description.
 
 use std::time::Duration;
 

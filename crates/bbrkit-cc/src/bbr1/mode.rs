@@ -1,31 +1,10 @@
 //! BBRv1 modes as seen from outside (`enum bbr_mode`) and the legal mode
 //! changes, for tracing and for property tests of the state machine.
 
-/// The public face of `enum bbr_mode`, for tracing and property tests. BBRv3
-/// (google/bbr v3 keeps the same four modes) uses this type too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// `BBR_STARTUP`: ramp up the sending rate rapidly to fill the pipe.
-    Startup,
-    /// `BBR_DRAIN`: drain any queue created during STARTUP.
-    Drain,
-    /// `BBR_PROBE_BW`: discover and share bandwidth, pacing around the estimate.
-    ProbeBw,
-    /// `BBR_PROBE_RTT`: cut in-flight data to the minimum to probe min_rtt.
-    ProbeRtt,
-}
-
-impl Mode {
-    /// The name reported in [`crate::Status::state`].
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
+/// The public face of `enum bbr_mode`, for tracing and property tests: the
+/// one definition in `bbrkit_vocab::bbr_state`. BBRv3 (google/bbr v3 keeps
+/// the same four modes) uses this type too.
+pub use bbrkit_vocab::bbr_state::Mode;
 
 /// Every mode change BBRv1 can make in one step (`from`, `to`).
 /// `ProbeBw → ProbeBw` is a restart of gain cycling with a fresh random phase

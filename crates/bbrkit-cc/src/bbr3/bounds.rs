@@ -10,6 +10,7 @@
 //! Must never pick a ProbeBW phase except the two transitions the reference
 //! makes here (UP→DOWN on too-high, re-probe after a risky probe).
 
+use super::counters::Hit;
 use super::params::{BBR_SCALE, BBR_UNIT, INF, phase};
 use super::round::{Sample, to_u32};
 use super::{AckPhase, Bbr3, Ctx, Mode};
@@ -26,9 +27,10 @@ impl Bbr3 {
         self.bw_hi[0].max(self.bw_hi[1])
     }
 
-    /// `bbr_bw`: the bandwidth the flow uses, `min(max_bw, bw_lo)`.
+    /// `bbr_bw`: the bandwidth the flow uses, `min(max_bw, bw_lo)`
+    /// (v2alpha: and its separate `bw_hi`).
     pub(super) fn bw(&self) -> u32 {
-        self.max_bw().min(self.bw_lo)
+        self.max_bw().min(self.bw_lo).min(self.v2_bw_hi)
     }
 
     /// `bbr_take_max_bw_sample`: into the current cycle's slot.
@@ -46,19 +48,26 @@ impl Bbr3 {
         self.bw_hi[1] = 0;
     }
 
-    /// `bbr_update_congestion_signals`: feed the max-bw filter (app-limited
-    /// samples only if they raise it), note loss, and once per loss round
-    /// adapt the lower bounds.
-    pub(super) fn update_congestion_signals(&mut self, tcp: &Tcp, rs: &Sample, ctx: &Ctx) {
+    /// The head of `bbr_update_congestion_signals` and v2alpha's
+    /// `bbr2_update_congestion_signals`: for a valid observation, feed the
+    /// max-bw filter (app-limited samples only if they raise it) and note
+    /// loss. Returns whether the observation was valid.
+    pub(super) fn take_sample(&mut self, rs: &Sample, ctx: &Ctx) -> bool {
         if rs.interval_us <= 0 || rs.acked_sacked == 0 {
-            return; // Not a valid observation.
+            return false; // Not a valid observation.
         }
         let bw = ctx.sample_bw;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.take_max_bw_sample(bw);
         }
         self.loss_in_round |= rs.losses > 0;
-        if !self.loss_round_start {
+        true
+    }
+
+    /// `bbr_update_congestion_signals`: take the sample, and once per loss
+    /// round adapt the lower bounds.
+    pub(super) fn update_congestion_signals(&mut self, tcp: &Tcp, rs: &Sample, ctx: &Ctx) {
+        if !self.take_sample(rs, ctx) || !self.loss_round_start {
             return;
         }
         self.adapt_lower_bounds(tcp);
@@ -79,24 +88,36 @@ impl Bbr3 {
     /// `bbr_adapt_lower_bounds`: when not probing, cut `bw_lo` and
     /// `inflight_lo` to (1 − beta) ≈ 0.7 per round with loss — but not below
     /// what the last round delivered — and `inflight_lo` by
-    /// (1 − alpha·ecn_factor) per round with ECN.
-    fn adapt_lower_bounds(&mut self, tcp: &Tcp) {
+    /// (1 − alpha·ecn_factor) per round with ECN (v2alpha,
+    /// `bbr2_adapt_lower_bounds`: `bw_lo` too, and no floor at 1).
+    pub(super) fn adapt_lower_bounds(&mut self, tcp: &Tcp) {
         if self.is_probing_bandwidth() {
             return;
         }
+        let v2alpha = self.v2alpha();
         let mut ecn_inflight_lo = INF;
-        if self.ecn_in_round && self.params.ecn_factor > 0 {
-            self.init_lower_bounds(tcp, false);
+        let mut ecn_bw_lo = INF;
+        if self.ecn_in_round && self.params.ecn_factor > 0 && (self.ecn_eligible || !v2alpha) {
+            let ecn_bw = v2alpha && super::v2alpha::ECN_BW_LO;
+            self.init_lower_bounds(tcp, ecn_bw);
             ecn_inflight_lo = scale(self.inflight_lo, self.ecn_cut());
+            if ecn_bw {
+                ecn_bw_lo = scale(self.bw_lo, self.ecn_cut());
+            }
         }
         if self.loss_in_round {
             self.init_lower_bounds(tcp, true);
             let loss_cut = BBR_UNIT.saturating_sub(self.params.beta);
             self.bw_lo = self.bw_latest.max(scale(self.bw_lo, loss_cut));
             self.inflight_lo = self.inflight_latest.max(scale(self.inflight_lo, loss_cut));
+            self.counters.lo_cuts += 1;
         }
         self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
-        self.bw_lo = self.bw_lo.max(1);
+        if v2alpha {
+            self.bw_lo = self.bw_lo.min(ecn_bw_lo);
+        } else {
+            self.bw_lo = self.bw_lo.max(1);
+        }
     }
 
     /// `bbr_reset_lower_bounds`.
@@ -133,7 +154,8 @@ impl Bbr3 {
             && self.params.ecn_thresh > 0
         {
             let ecn_thresh = (rs.delivered as u64 * u64::from(self.params.ecn_thresh)) >> BBR_SCALE;
-            if rs.delivered_ce > ecn_thresh {
+            // v2alpha (bbr2_is_inflight_too_high): at the threshold already.
+            if rs.delivered_ce > ecn_thresh || (self.v2alpha() && rs.delivered_ce == ecn_thresh) {
                 return true;
             }
         }
@@ -181,7 +203,8 @@ impl Bbr3 {
     /// `bbr_handle_inflight_too_high`: react once per probe: set
     /// `inflight_hi = max(tx_in_flight, target_inflight · (1 − beta))` (unless
     /// app-limited) and, if in UP, go DOWN.
-    pub(super) fn handle_inflight_too_high(&mut self, tcp: &mut Tcp, rs: &Sample) {
+    /// (`path` only feeds the counters.)
+    pub(super) fn handle_inflight_too_high(&mut self, tcp: &mut Tcp, rs: &Sample, path: Hit) {
         self.prev_probe_too_high = true;
         self.bw_probe_samples = false;
         if !rs.is_app_limited {
@@ -190,7 +213,11 @@ impl Bbr3 {
                 BBR_UNIT.saturating_sub(self.params.beta),
             );
             self.inflight_hi = rs.tx_in_flight.max(cut);
+            if self.v2alpha() {
+                self.bbr2_cut_bw_hi_via_ecn();
+            }
         }
+        self.counters.too_high(path, self.inflight_hi);
         if self.mode == Mode::ProbeBw && self.cycle_idx == phase::UP {
             self.start_bw_probe_down(tcp);
         }
@@ -201,7 +228,7 @@ impl Bbr3 {
     /// cut `inflight_hi` if a probing sample was too high, else raise it to
     /// any higher level seen safe (and grow it in UP). Returns true if it
     /// decided a state transition.
-    pub(super) fn adapt_upper_bounds(&mut self, tcp: &mut Tcp, rs: &Sample, _ctx: &Ctx) -> bool {
+    pub(super) fn adapt_upper_bounds(&mut self, tcp: &mut Tcp, rs: &Sample, ctx: &Ctx) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
@@ -223,16 +250,22 @@ impl Bbr3 {
         }
         if self.is_inflight_too_high(rs) {
             if self.bw_probe_samples {
-                self.handle_inflight_too_high(tcp, rs);
+                self.handle_inflight_too_high(tcp, rs, Hit::Ack);
             }
         } else {
-            if self.inflight_hi == INF {
+            // v2alpha: remember a not-too-high bw probe sample.
+            self.got_ok_bw_probe_sample |= self.bw_probe_samples;
+            if self.inflight_hi == INF && self.v2_bw_hi == INF {
                 return false; // No excess queue signals yet.
             }
             // Resilience to random loss: raise inflight_hi whenever a higher
             // level is seen safe, in any phase.
             if rs.tx_in_flight > self.inflight_hi {
                 self.inflight_hi = rs.tx_in_flight;
+            }
+            // v2alpha: and bw_hi (only ever set by ECN; INF otherwise).
+            if ctx.sample_bw > self.v2_bw_hi {
+                self.v2_bw_hi = ctx.sample_bw;
             }
             if self.mode == Mode::ProbeBw && self.cycle_idx == phase::UP {
                 self.probe_inflight_hi_upward(tcp, rs);
@@ -253,6 +286,9 @@ impl Bbr3 {
     /// add one packet of inflight_hi per `bw_probe_up_cnt` packets ACKed.
     fn probe_inflight_hi_upward(&mut self, tcp: &Tcp, rs: &Sample) {
         if !tcp.is_cwnd_limited || tcp.snd_cwnd < self.inflight_hi {
+            if self.v2alpha() {
+                self.bw_probe_up_acks = 0; // Don't accumulate unused credits.
+            }
             return; // Not fully using inflight_hi, so don't grow it.
         }
         self.bw_probe_up_acks = self.bw_probe_up_acks.saturating_add(rs.acked_sacked);
@@ -260,7 +296,8 @@ impl Bbr3 {
             let delta = self.bw_probe_up_acks / self.bw_probe_up_cnt;
             self.bw_probe_up_acks -= delta * self.bw_probe_up_cnt;
             self.inflight_hi = self.inflight_hi.saturating_add(delta);
-            self.try_fast_path = false; // Need to update cwnd.
+            // v3: need to update cwnd (v2alpha keeps the fast path).
+            self.try_fast_path &= self.v2alpha();
         }
         if self.round_start {
             self.raise_inflight_hi_slope(tcp);

@@ -42,12 +42,26 @@ impl Bbr3 {
         if !self.ecn_eligible {
             return None;
         }
+        let ce_ratio = self.ecn_ce_ratio(tcp)?;
+        self.ecn_alpha_step(tcp, ce_ratio);
+        Some(ce_ratio)
+    }
+
+    /// The CE ratio (/256) of what was delivered since alpha's last update;
+    /// `None` when nothing was (or the counters went back). Shared with
+    /// v2alpha's `bbr2_update_ecn_alpha`.
+    pub(super) fn ecn_ce_ratio(&self, tcp: &Tcp) -> Option<u32> {
         let delivered = tcp.delivered.checked_sub(self.alpha_last_delivered)?;
         let delivered_ce = tcp.delivered_ce.checked_sub(self.alpha_last_delivered_ce)?;
         if delivered == 0 {
             return None;
         }
-        let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered).min(u64::from(u32::MAX)) as u32;
+        Some(((delivered_ce << BBR_SCALE) / delivered).min(u64::from(u32::MAX)) as u32)
+    }
+
+    /// The DCTCP-style step of both versions: `alpha += gain · (ce_ratio −
+    /// alpha)`, the counters marked as seen, then the ECN Startup exit.
+    pub(super) fn ecn_alpha_step(&mut self, tcp: &Tcp, ce_ratio: u32) {
         let gain = self.params.ecn_alpha_gain;
         let alpha = (BBR_UNIT.saturating_sub(gain) * self.ecn_alpha) >> BBR_SCALE;
         let alpha = u64::from(alpha) + ((u64::from(gain) * u64::from(ce_ratio)) >> BBR_SCALE);
@@ -55,12 +69,11 @@ impl Bbr3 {
         self.alpha_last_delivered = tcp.delivered;
         self.alpha_last_delivered_ce = tcp.delivered_ce;
         self.check_ecn_too_high_in_startup(tcp, ce_ratio);
-        Some(ce_ratio)
     }
 
     /// `bbr_check_ecn_too_high_in_startup`: exit STARTUP after
     /// `full_ecn_cnt` (2) consecutive rounds with ce_ratio ≥ `ecn_thresh`.
-    fn check_ecn_too_high_in_startup(&mut self, tcp: &Tcp, ce_ratio: u32) {
+    pub(super) fn check_ecn_too_high_in_startup(&mut self, tcp: &Tcp, ce_ratio: u32) {
         if self.full_bw_reached
             || !self.ecn_eligible
             || self.params.full_ecn_cnt == 0
@@ -87,8 +100,9 @@ impl Bbr3 {
     /// DEVIATION: the kernel's `dctcp_ece_ack_update` also makes the
     /// *receiver* send an immediate ACK when the CE state flips; in a sans-IO
     /// library that is the transport's job, so only the state is kept.
+    /// (v2alpha: gated by `bbr_ecn_enable` alone.)
     pub(super) fn on_ce_event(&mut self, tcp: &Tcp, event: CaEvent) {
-        if self.can_use_ecn(tcp) {
+        if self.can_use_ecn(tcp) || (self.v2alpha() && self.params.ecn_enable) {
             self.ce_state = event == CaEvent::EcnIsCe;
         }
     }

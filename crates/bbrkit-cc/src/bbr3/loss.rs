@@ -9,6 +9,7 @@
 //! and `bbr_save_cwnd`. Must never run the transport's recovery (PRR, RTO
 //! cwnd): e.g. on RTO the transport sets cwnd = inflight + 1, as Linux does.
 
+use super::counters::Hit;
 use super::params::INF;
 use super::round::Sample;
 use super::{Bbr3, Mode};
@@ -34,6 +35,7 @@ impl Bbr3 {
         }
         self.loss_in_round = true;
         self.loss_in_cycle = true;
+        self.counters.loss_events += 1;
     }
 
     /// `bbr_skb_marked_lost` (Linux `ops->skb_marked_lost`): the transport
@@ -47,6 +49,7 @@ impl Bbr3 {
     /// it, loss is still seen per ACK (`rs.losses`, `rs.lost`) but later.
     pub fn skb_marked_lost(&mut self, tcp: &mut Tcp, tx: &TxSnapshot, pcount: u32) {
         self.n_steps = 0;
+        self.counters.lost += u64::from(pcount);
         self.note_loss(tcp);
         if !self.bw_probe_samples {
             return; // Not a packet sent while probing for bandwidth.
@@ -60,9 +63,13 @@ impl Bbr3 {
             is_app_limited: tx.is_app_limited,
             ..Sample::default()
         };
+        if self.v2alpha() {
+            // bbr2_skb_marked_lost also judges the CE marks since the send.
+            rs.delivered_ce = tcp.delivered_ce.saturating_sub(tx.delivered_ce);
+        }
         if self.is_inflight_too_high(&rs) {
             rs.tx_in_flight = self.inflight_hi_from_lost_skb(&rs, pcount.max(1));
-            self.handle_inflight_too_high(tcp, &rs);
+            self.handle_inflight_too_high(tcp, &rs, Hit::Lost);
         }
     }
 
@@ -76,6 +83,7 @@ impl Bbr3 {
         if !self.params.loss_probe_recovery {
             return;
         }
+        self.counters.tlp_repairs += 1;
         self.note_loss(tcp);
         if !self.bw_probe_samples {
             return;
@@ -87,7 +95,7 @@ impl Bbr3 {
             ..Sample::default()
         };
         if self.is_inflight_too_high(&rs) {
-            self.handle_inflight_too_high(tcp, &rs);
+            self.handle_inflight_too_high(tcp, &rs, Hit::Tlp);
         }
     }
 
@@ -95,13 +103,20 @@ impl Bbr3 {
     /// detector and restore the bounds saved at recovery entry.
     /// Linux, not the draft: the mode is not restored (the draft's
     /// `undo_state` returns to STARTUP or REFILL).
+    /// (v2alpha, `bbr2_undo_cwnd`: resets `full_bw`/`full_bw_cnt` and
+    /// keeps the fast path.)
     pub(super) fn bbr_undo_cwnd(&mut self) -> u32 {
-        self.reset_full_bw();
+        if self.v2alpha() {
+            self.full_bw = 0;
+            self.full_bw_cnt = 0;
+        } else {
+            self.reset_full_bw();
+            self.try_fast_path = false;
+        }
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
         self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
         self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
-        self.try_fast_path = false;
         self.prior_cwnd
     }
 
@@ -121,10 +136,20 @@ impl Bbr3 {
     /// DEVIATION: no PLB rehash bookkeeping on RTO.
     pub(super) fn bbr_set_state(&mut self, tcp: &mut Tcp, new_state: CaState) {
         if new_state == CaState::Loss {
+            self.counters.rtos += 1;
             self.prev_ca_state = CaState::Loss;
-            self.reset_full_bw();
+            let v2alpha = self.v2alpha();
+            if v2alpha {
+                self.full_bw = 0; // bbr2_set_state
+            } else {
+                self.reset_full_bw();
+            }
             if !self.is_probing_bandwidth() && self.inflight_lo == INF {
-                self.inflight_lo = tcp.snd_cwnd.max(self.prior_cwnd);
+                self.inflight_lo = if v2alpha {
+                    self.prior_cwnd
+                } else {
+                    tcp.snd_cwnd.max(self.prior_cwnd)
+                };
             }
         } else if self.prev_ca_state == CaState::Loss {
             // bbr_exit_loss_recovery

@@ -83,7 +83,12 @@ impl Bbr3 {
         }
         // ≤ 64 KB now, so a 32-bit division does.
         let bytes = bytes.min(gso_max_size - 1 - MAX_TCP_HEADER) as u32;
-        (bytes / mss.max(1)).max(TCP_MIN_TSO_SEGS)
+        let min_segs = if self.v2alpha() {
+            Self::bbr2_min_tso_segs(tcp)
+        } else {
+            TCP_MIN_TSO_SEGS
+        };
+        (bytes / mss.max(1)).max(min_segs)
     }
 
     /// `bbr_tso_segs` (`ops->tso_segs`): the send quantum, in packets.

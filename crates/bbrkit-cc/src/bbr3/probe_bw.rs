@@ -22,7 +22,7 @@ impl Bbr3 {
 
     /// `bbr_has_elapsed_in_phase`: strictly more than `interval_us` since the
     /// phase's wall-clock start.
-    fn has_elapsed_in_phase(&self, tcp: &Tcp, interval_us: u64) -> bool {
+    pub(super) fn has_elapsed_in_phase(&self, tcp: &Tcp, interval_us: u64) -> bool {
         tcp.now.as_micros() > self.cycle_mstamp + interval_us
     }
 
@@ -57,6 +57,7 @@ impl Bbr3 {
         self.ack_phase = AckPhase::Refilling;
         self.next_rtt_delivered = tcp.delivered;
         self.transition_to(State::ProbeBwRefill);
+        self.counters.refills += 1;
     }
 
     /// `bbr_start_bw_probe_up`: probe the max deliverable rate and volume.
@@ -64,10 +65,14 @@ impl Bbr3 {
         self.ack_phase = AckPhase::ProbeStarting;
         self.next_rtt_delivered = tcp.delivered;
         self.cycle_mstamp = tcp.now.as_micros();
-        self.reset_full_bw();
-        self.full_bw = ctx.sample_bw;
+        if !self.v2alpha() {
+            // v3 restarts the plateau detector for the probe.
+            self.reset_full_bw();
+            self.full_bw = ctx.sample_bw;
+        }
         self.transition_to(State::ProbeBwUp);
         self.raise_inflight_hi_slope(tcp);
+        self.counters.ups += 1;
     }
 
     /// `bbr_start_bw_probe_down`: start a cycle: reset congestion signals,
@@ -159,6 +164,12 @@ impl Bbr3 {
             // too high last time, (2) bw plateaued while inflight_hi was not
             // limiting; (3) loss and (4) ECN are checked in
             // is_inflight_too_high.
+            phase::UP if self.v2alpha() => {
+                if self.bbr2_probe_up_done(tcp, inflight, bw) {
+                    self.prev_probe_too_high = false;
+                    self.start_bw_probe_down(tcp);
+                }
+            }
             phase::UP => {
                 let mut is_bw_probe_done = false;
                 if self.prev_probe_too_high && inflight >= self.inflight_hi {

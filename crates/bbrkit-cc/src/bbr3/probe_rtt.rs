@@ -32,10 +32,10 @@ impl Bbr3 {
         let probe_rtt_expired = now
             > self.probe_rtt_min_stamp
                 + u64::from(self.params.probe_rtt_win_ms) * super::params::HZ / 1000;
-        if rs.rtt_us >= 0
-            && (rs.rtt_us < i64::from(self.probe_rtt_min_us)
-                || (probe_rtt_expired && !rs.is_ack_delayed))
-        {
+        // v2alpha refreshes the stamp on an equal RTT too.
+        let lower = rs.rtt_us < i64::from(self.probe_rtt_min_us)
+            || (self.v2alpha() && rs.rtt_us == i64::from(self.probe_rtt_min_us));
+        if rs.rtt_us >= 0 && (lower || (probe_rtt_expired && !rs.is_ack_delayed)) {
             self.probe_rtt_min_us = rs.rtt_us.min(i64::from(u32::MAX - 1)) as u32;
             self.probe_rtt_min_stamp = now;
         }
@@ -53,6 +53,7 @@ impl Bbr3 {
         {
             // Dip, to drain the queue.
             self.transition_to(State::ProbeRtt);
+            self.counters.probe_rtts += 1;
             self.save_cwnd(tcp);
             self.probe_rtt_done_stamp = None;
             self.ack_phase = super::AckPhase::ProbeStopping;

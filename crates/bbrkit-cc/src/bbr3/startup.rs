@@ -46,10 +46,15 @@ impl Bbr3 {
 
     /// `bbr_handle_queue_too_high_in_startup`: loss or ECN ended STARTUP;
     /// remember the volume that was too much as `inflight_hi`.
+    /// (v2alpha: `inflight_hi` = the BDP alone.)
     pub(super) fn handle_queue_too_high_in_startup(&mut self, tcp: &Tcp) {
         self.full_bw_reached = true;
         let bdp = self.inflight(tcp, self.max_bw(), BBR_UNIT);
-        self.inflight_hi = bdp.max(self.inflight_latest);
+        self.inflight_hi = if self.v2alpha() {
+            bdp
+        } else {
+            bdp.max(self.inflight_latest)
+        };
     }
 
     /// `bbr_check_loss_too_high_in_startup`: at the end of each loss round
@@ -71,6 +76,7 @@ impl Bbr3 {
             && self.is_inflight_too_high(rs)
         {
             self.handle_queue_too_high_in_startup(tcp);
+            self.counters.startup_loss_exits += 1;
             return;
         }
         if self.loss_round_start {

@@ -1,5 +1,6 @@
 //! The observable BBRv3 state (Linux `bbr_mode` + ProbeBW `cycle_idx`, as
-//! `tcp_bbr_info.bbr_phase` reports it) and its legal transitions.
+//! `tcp_bbr_info.bbr_phase` reports it; the type is bbrkit-vocab's) and its
+//! legal transitions.
 //!
 //! Owns the transition table that the controller debug-asserts and that
 //! property tests check, and `Bbr3::transition_to`, the only place mode and
@@ -8,113 +9,69 @@
 use super::params::phase;
 use super::{Bbr3, Mode};
 
-/// BBR state as reported by `tcp_bbr_info` (`enum tcp_bbr_phase`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum State {
-    /// `BBR_PHASE_STARTUP`.
-    Startup,
-    /// `BBR_PHASE_DRAIN`.
-    Drain,
-    /// `BBR_PHASE_PROBE_BW_DOWN`: pacing gain 0.91 (v2: 0.75) until inflight
-    /// drops to the cruise target.
-    ProbeBwDown,
-    /// `BBR_PHASE_PROBE_BW_CRUISE`: pacing gain 1.0, 15% headroom below
-    /// inflight_hi.
-    ProbeBwCruise,
-    /// `BBR_PHASE_PROBE_BW_REFILL`: one round at gain 1.0 with the lower
-    /// bounds reset.
-    ProbeBwRefill,
-    /// `BBR_PHASE_PROBE_BW_UP`: pacing gain 1.25, inflight_hi grows.
-    ProbeBwUp,
-    /// `BBR_PHASE_PROBE_RTT`: cwnd ≤ max(4, 0.5·BDP) for max(200 ms, 1 round)
-    /// once inflight is that low.
-    ProbeRtt,
+/// BBR state as reported by `tcp_bbr_info` (`enum tcp_bbr_phase`): the
+/// one definition in `bbrkit_vocab::bbr_state` (numbers, names, spellings).
+pub use bbrkit_vocab::bbr_state::State;
+
+/// Every legal single step (from, to), as the reference code takes them:
+///
+/// | from | to | when (Linux function) |
+/// |---|---|---|
+/// | Startup | Drain | full_bw_reached by plateau, loss or ECN (`bbr_check_drain`) |
+/// | Drain | ProbeBwDown | inflight at EDT ≤ BDP (`bbr_check_drain`) |
+/// | ProbeBwDown | ProbeBwCruise | inflight ≤ min(headroom, BDP) (`bbr_check_time_to_cruise`); also right after leaving ProbeRtt |
+/// | ProbeBwDown, ProbeBwCruise | ProbeBwRefill | probe wait / Reno rounds / ECN reprobe (`bbr_check_time_to_probe_bw`), or re-probe after a risky probe (`bbr_adapt_upper_bounds`) |
+/// | ProbeBwRefill | ProbeBwUp | one round (`bbr_update_cycle_phase`) |
+/// | ProbeBwUp | ProbeBwDown | loss/ECN too high, plateau, or inflight ≥ inflight_hi after a too-high probe |
+/// | any but ProbeRtt | ProbeRtt | probe_rtt_min expired, not restarting from idle (`bbr_update_min_rtt`) |
+/// | ProbeRtt | Startup, ProbeBwDown | done, by full_bw_reached (`bbr_exit_probe_rtt`) |
+pub const LEGAL_STEPS: [(State, State); 15] = [
+    (State::Startup, State::Drain),
+    (State::Drain, State::ProbeBwDown),
+    (State::ProbeBwDown, State::ProbeBwCruise),
+    (State::ProbeBwDown, State::ProbeBwRefill),
+    (State::ProbeBwCruise, State::ProbeBwRefill),
+    (State::ProbeBwRefill, State::ProbeBwUp),
+    (State::ProbeBwUp, State::ProbeBwDown),
+    (State::Startup, State::ProbeRtt),
+    (State::Drain, State::ProbeRtt),
+    (State::ProbeBwDown, State::ProbeRtt),
+    (State::ProbeBwCruise, State::ProbeRtt),
+    (State::ProbeBwRefill, State::ProbeRtt),
+    (State::ProbeBwUp, State::ProbeRtt),
+    (State::ProbeRtt, State::Startup),
+    (State::ProbeRtt, State::ProbeBwDown),
+];
+
+/// The BBRv2/v3 transition table on [`State`] ([`LEGAL_STEPS`]).
+pub trait StateSteps: Copy {
+    /// Whether `self → to` is one legal step.
+    fn is_legal_step(self, to: State) -> bool;
+    /// Whether `to` can be reached from `self` by legal steps (or is
+    /// `self`). One controller call can take several steps, so a property
+    /// test that only sees the state before and after a call checks this.
+    fn can_reach(self, to: State) -> bool;
 }
 
-impl State {
-    /// Every state.
-    pub const ALL: [State; 7] = [
-        State::Startup,
-        State::Drain,
-        State::ProbeBwDown,
-        State::ProbeBwCruise,
-        State::ProbeBwRefill,
-        State::ProbeBwUp,
-        State::ProbeRtt,
-    ];
-
-    /// Every legal single step (from, to), as the reference code takes them:
-    ///
-    /// | from | to | when (Linux function) |
-    /// |---|---|---|
-    /// | Startup | Drain | full_bw_reached by plateau, loss or ECN (`bbr_check_drain`) |
-    /// | Drain | ProbeBwDown | inflight at EDT ≤ BDP (`bbr_check_drain`) |
-    /// | ProbeBwDown | ProbeBwCruise | inflight ≤ min(headroom, BDP) (`bbr_check_time_to_cruise`); also right after leaving ProbeRtt |
-    /// | ProbeBwDown, ProbeBwCruise | ProbeBwRefill | probe wait / Reno rounds / ECN reprobe (`bbr_check_time_to_probe_bw`), or re-probe after a risky probe (`bbr_adapt_upper_bounds`) |
-    /// | ProbeBwRefill | ProbeBwUp | one round (`bbr_update_cycle_phase`) |
-    /// | ProbeBwUp | ProbeBwDown | loss/ECN too high, plateau, or inflight ≥ inflight_hi after a too-high probe |
-    /// | any but ProbeRtt | ProbeRtt | probe_rtt_min expired, not restarting from idle (`bbr_update_min_rtt`) |
-    /// | ProbeRtt | Startup, ProbeBwDown | done, by full_bw_reached (`bbr_exit_probe_rtt`) |
-    pub const LEGAL_STEPS: [(State, State); 15] = [
-        (State::Startup, State::Drain),
-        (State::Drain, State::ProbeBwDown),
-        (State::ProbeBwDown, State::ProbeBwCruise),
-        (State::ProbeBwDown, State::ProbeBwRefill),
-        (State::ProbeBwCruise, State::ProbeBwRefill),
-        (State::ProbeBwRefill, State::ProbeBwUp),
-        (State::ProbeBwUp, State::ProbeBwDown),
-        (State::Startup, State::ProbeRtt),
-        (State::Drain, State::ProbeRtt),
-        (State::ProbeBwDown, State::ProbeRtt),
-        (State::ProbeBwCruise, State::ProbeRtt),
-        (State::ProbeBwRefill, State::ProbeRtt),
-        (State::ProbeBwUp, State::ProbeRtt),
-        (State::ProbeRtt, State::Startup),
-        (State::ProbeRtt, State::ProbeBwDown),
-    ];
-
-    /// Whether `self → to` is one legal step ([`State::LEGAL_STEPS`]).
-    pub fn is_legal_step(self, to: State) -> bool {
-        State::LEGAL_STEPS.contains(&(self, to))
+impl StateSteps for State {
+    fn is_legal_step(self, to: State) -> bool {
+        LEGAL_STEPS.contains(&(self, to))
     }
 
-    /// Whether `to` can be reached from `self` by legal steps (or is `self`).
-    /// One controller call can take several steps, so a property test that
-    /// only sees the state before and after a call checks this.
-    pub fn can_reach(self, to: State) -> bool {
-        let mut seen = [false; 7];
+    fn can_reach(self, to: State) -> bool {
+        let mut seen = Vec::new();
         let mut stack = vec![self];
         while let Some(s) = stack.pop() {
             if s == to {
                 return true;
             }
-            let i = s as usize;
-            if seen[i] {
+            if seen.contains(&s) {
                 continue;
             }
-            seen[i] = true;
-            stack.extend(
-                State::LEGAL_STEPS
-                    .iter()
-                    .filter(|(f, _)| *f == s)
-                    .map(|(_, t)| *t),
-            );
+            seen.push(s);
+            stack.extend(LEGAL_STEPS.iter().filter(|(f, _)| *f == s).map(|(_, t)| *t));
         }
         false
-    }
-
-    /// Name for traces: `startup`, `drain`, `probe_bw_down`, `probe_bw_cruise`,
-    /// `probe_bw_refill`, `probe_bw_up`, `probe_rtt`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Startup => "startup",
-            State::Drain => "drain",
-            State::ProbeBwDown => "probe_bw_down",
-            State::ProbeBwCruise => "probe_bw_cruise",
-            State::ProbeBwRefill => "probe_bw_refill",
-            State::ProbeBwUp => "probe_bw_up",
-            State::ProbeRtt => "probe_rtt",
-        }
     }
 }
 
@@ -174,6 +131,21 @@ impl Bbr3 {
 mod tests {
     use super::*;
 
+    /// The vocabulary's state is the one this module's mode and cycle
+    /// index map to: `state()`'s table agrees with the kernel numbering.
+    #[test]
+    fn cycle_index_constants_are_the_vocabulary_numbering() {
+        use bbrkit_vocab::bbr_state::Phase;
+        for (idx, p) in [
+            (phase::UP, Phase::Up),
+            (phase::DOWN, Phase::Down),
+            (phase::CRUISE, Phase::Cruise),
+            (phase::REFILL, Phase::Refill),
+        ] {
+            assert_eq!(Phase::from_cycle_idx(idx as u8), Some(p));
+        }
+    }
+
     #[test]
     fn cycle_order_is_down_cruise_refill_up() {
         assert!(State::ProbeBwDown.is_legal_step(State::ProbeBwCruise));
@@ -198,7 +170,7 @@ mod tests {
         }
         assert!(State::ProbeBwUp.can_reach(State::Startup));
         assert!(State::Startup.can_reach(State::ProbeBwUp));
-        let names: std::collections::HashSet<_> = State::ALL.iter().map(|s| s.as_str()).collect();
+        let names: std::collections::HashSet<_> = State::ALL.iter().map(|s| s.name()).collect();
         assert_eq!(names.len(), 7);
     }
 }

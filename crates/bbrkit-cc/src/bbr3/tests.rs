@@ -3,6 +3,7 @@
 //! loss), plus end-to-end runs on [`crate::testing::Driver`] in `driver.rs`.
 
 mod driver;
+mod v2alpha;
 
 use super::params::{BBR_UNIT, BW_UNIT, INF};
 use super::*;

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::super::{Bbr3, Bbr3Params, State};
+use super::super::{Bbr3, Bbr3Params, State, StateSteps};
 use crate::random::SeededRng;
 use crate::testing::{Driver, LossHook, TestPath, random_loss};
 use crate::time::{Duration, Instant};
