@@ -1,12 +1,15 @@
-//! `check`: what this kernel offers, each fact with its evidence. Only reads.
+//! `check`: what this kernel offers, each fact with its evidence. A report
+//! of a [`Snapshot`]. Only reads.
 
 use serde::Serialize;
 
-use crate::Root;
-use crate::bpfcc::{self, Registration};
-use crate::env::{self, Environment};
-use crate::kernel::{self, KernelFacts};
-use crate::qdisc::{self, InterfaceQdisc};
+use crate::HostError;
+use crate::algorithm::Registration;
+use crate::env::Environment;
+use crate::host::Host;
+use crate::kernel::KernelFacts;
+use crate::qdisc::InterfaceQdisc;
+use crate::snapshot::{Scope, Snapshot};
 
 /// The `check` report (also the `--json` document).
 #[derive(Debug, Clone, Serialize)]
@@ -19,7 +22,7 @@ pub struct CheckReport {
     pub interfaces_error: Option<String>,
     /// Container / virtualisation / namespace facts.
     pub environment: Environment,
-    /// Whether this kernel can run bbrkit's BPF congestion controls (bbr3).
+    /// Whether this kernel can run bbrkit's BPF congestion controls (bbr3 bbr2).
     pub bpf: BpfSupport,
 }
 
@@ -29,7 +32,7 @@ pub struct CheckReport {
 pub struct BpfSupport {
     /// `bbrkit-bpf`'s probes (kernel BTF, struct_ops, pacing writes, links,
     /// the 4-argument `cong_control`, bpffs, lockdown, privileges).
-    pub features: bbrkit_bpf::features::Features,
+    pub features: Option<crate::bpf::Features>,
     /// `None` when bbr3 can be registered (and pinned) here, else the
     /// first missing requirement.
     pub missing: Option<String>,
@@ -37,30 +40,49 @@ pub struct BpfSupport {
     pub registrations: Vec<Registration>,
 }
 
-/// Probes the BPF requirements and registrations.
-pub fn bpf_support() -> BpfSupport {
-    let features = bpfcc::features();
-    BpfSupport {
-        missing: bpfcc::missing_requirement(&features),
-        features,
-        registrations: bpfcc::BPF_CCS
-            .iter()
-            .map(|c| bpfcc::registration(c))
-            .collect(),
+/// Reads `host` and reports what it offers.
+pub fn inspect(host: &dyn Host) -> Result<CheckReport, HostError> {
+    Ok(report(&Snapshot::read(host, &Scope::check())?))
+}
+
+/// The report of `snap`.
+pub fn report(snap: &Snapshot) -> CheckReport {
+    let (interfaces, interfaces_error) = match &snap.interfaces {
+        Ok(l) => (l.clone(), None),
+        Err(e) => (Vec::new(), Some(e.clone())),
+    };
+    CheckReport {
+        kernel: snap.kernel.clone(),
+        interfaces,
+        interfaces_error,
+        environment: snap.environment.clone(),
+        bpf: BpfSupport {
+            features: snap.bpf.features.clone(),
+            missing: snap.bpf.missing.clone(),
+            registrations: snap.bpf.registrations.clone(),
+        },
     }
 }
 
-/// Inspects the host (live kernel; files under `root`).
-pub fn inspect(root: &Root) -> CheckReport {
-    let (interfaces, interfaces_error) = match qdisc::list() {
-        Ok(l) => (l, None),
-        Err(e) => (Vec::new(), Some(bbrkit_diag::error_chain(&e))),
-    };
-    CheckReport {
-        kernel: kernel::gather(root),
-        interfaces,
-        interfaces_error,
-        environment: env::detect(root),
-        bpf: bpf_support(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::Holding;
+    use crate::testing::{DEBIAN, Fixture};
+
+    /// The whole report of a fixture host, pinned (`cargo insta review`
+    /// after an intended change).
+    #[test]
+    fn report_of_a_fixture_host() {
+        let mut f = Fixture::new(DEBIAN);
+        f.live()
+            .register("bbr3", Holding::BbrkitLink { link_id: 9 });
+        f.live().interfaces = Err("Operation not permitted".into());
+        let r = report(&f.snap());
+        assert_eq!(
+            r.interfaces_error.as_deref(),
+            Some("netlink: recv: Operation not permitted")
+        );
+        insta::assert_snapshot!(f.redact(&serde_json::to_string_pretty(&r).unwrap()));
     }
 }

@@ -1,60 +1,37 @@
 //! `doctor`: every known pitfall found on this host, each finding with its
-//! evidence and the fix. Only reads (sysctl files under the root, live
-//! /proc, rtnetlink, sock_diag).
+//! evidence and the fix. A pure judgement ([`judge`]) of a [`Snapshot`]
+//! (and the before-image): the findings about bbrkit's own changes come
+//! from their kinds (`crate::change`), the others from one file per group
+//! here. Only reads.
 //!
-//! Owns the [`Finding`] and [`DoctorReport`] types, [`diagnose`], which runs
-//! every group, and what the groups share. One file per group of findings:
-//!
-//! | file | findings |
+//! | where | findings |
 //! |---|---|
-//! | `persistence.rs` | `boot_override`, `not_persisted`, `overridden_file`, `runtime_differs` |
+//! | `change::persist` | `boot_override`, `not_persisted`, `overridden_file`, `runtime_differs`, `edited_file` |
+//! | `change::qdisc` | `stale_interface_qdisc` |
+//! | `change::boot_unit` | `bpf_default_without_unit`, `bpf_boot_failed`, `bpf_boot_not_run`, `bpf_unit_binary_missing` |
+//! | `change::bpf` | `bpf_foreign`, `bpf_stuck_connections`, `bpf_default_unregistered` |
 //! | `tools.rs` | `tuned`, `image_files` (cloud-init, ufw, rc.local) |
-//! | `kernel.rs` | `no_bbr`, `no_fq`, `stale_interface_qdisc` |
-//! | `namespaces.rs` | `container`, `container_netns`, `container_hints`, `netns_old_cc`, `not_allowed` |
+//! | `kernel.rs` | `no_bbr`, `no_fq` |
+//! | `namespaces.rs` | `container`, `container_netns`, `container_hints`, `netns_old_cc`, `not_allowed`, `lab_leftovers` |
 //! | `connections.rs` | `old_connections`, `route_congctl` |
 //! | `traffic.rs` | `mostly_receives` |
-//! | `crate::doctor_bpf` | the BPF congestion controls' (`bpf_*`) |
 
 use serde::Serialize;
 
-use crate::verify::Established;
-use crate::{HostError, Root, env};
+use crate::HostError;
+use crate::change::{boot_unit, bpf, persist, policy, qdisc};
+use crate::host::Host;
+use crate::image::{self, BeforeImage};
+use crate::snapshot::{Scope, Snapshot};
 
 mod connections;
 mod kernel;
 mod namespaces;
-mod persistence;
 mod tools;
 mod traffic;
 
-pub use traffic::{loopback_bytes, receive_finding};
-
-/// Severity; `warning` and `error` make `doctor` exit 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    /// Worth knowing; nothing to fix.
-    Info,
-    /// Something does not work as the operator probably expects.
-    Warning,
-    /// BBR cannot work here.
-    Error,
-}
-
-/// One finding.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    /// Stable identifier (`boot_override`, `not_persisted`, ...).
-    pub id: String,
-    /// Severity.
-    pub level: Level,
-    /// One-line summary.
-    pub title: String,
-    /// Facts that show it.
-    pub evidence: Vec<String>,
-    /// What to do.
-    pub fix: String,
-}
+pub use crate::outcome::{Finding, FindingId, Level};
+pub use traffic::receive_finding;
 
 /// The `doctor` report (also the `--json` document).
 #[derive(Debug, Clone, Serialize)]
@@ -65,80 +42,39 @@ pub struct DoctorReport {
     pub problem: bool,
 }
 
-impl Finding {
-    /// A finding with its evidence and fix.
-    pub fn new(
-        id: &str,
-        level: Level,
-        title: impl Into<String>,
-        evidence: Vec<String>,
-        fix: impl Into<String>,
-    ) -> Finding {
-        Finding {
-            id: id.into(),
-            level,
-            title: title.into(),
-            evidence,
-            fix: fix.into(),
-        }
+/// Reads `host` and runs every diagnosis.
+pub fn diagnose(host: &dyn Host) -> Result<DoctorReport, HostError> {
+    let snap = Snapshot::read(host, &Scope::doctor())?;
+    let image = image::load(&snap.root).ok().flatten();
+    Ok(judge(&snap, image.as_ref()))
+}
+
+/// Every finding for `snap` and the before-image, worst first.
+pub fn judge(snap: &Snapshot, image: Option<&BeforeImage>) -> DoctorReport {
+    let mut out = Vec::new();
+    out.extend(kernel::no_bbr(snap));
+    out.extend(persist::findings(snap, image));
+    out.extend(qdisc::stale_finding(snap));
+    out.extend(namespaces::container(snap));
+    out.extend(connections::old_connections(snap));
+    out.extend(connections::route_congctl(snap));
+    out.extend(namespaces::netns_old_cc(snap));
+    out.extend(namespaces::lab_leftovers(snap));
+    out.extend(kernel::no_fq(snap));
+    out.extend(namespaces::not_allowed(snap));
+    out.extend(tools::tuned(&snap.root));
+    out.extend(tools::image_files(&snap.root));
+    out.extend(traffic::mostly_receives(snap));
+    out.extend(boot_unit::findings(snap));
+    out.extend(bpf::findings(snap));
+    out.extend(policy::findings(snap));
+    out.sort_by_key(|f| std::cmp::Reverse(f.level));
+    let problem = out.iter().any(|x| x.level >= Level::Warning);
+    DoctorReport {
+        findings: out,
+        problem,
     }
 }
 
-/// At most this many connections are listed as a finding's evidence.
-const CONNECTIONS_SHOWN: usize = 10;
-
-/// The established connections `keep` selects, as evidence lines
-/// `local -> remote uses cc` plus `note` (the first [`CONNECTIONS_SHOWN`]),
-/// and how many there are.
-pub(crate) fn connection_lines(
-    socks: &[Established],
-    keep: impl Fn(&Established) -> bool,
-    note: &str,
-) -> (usize, Vec<String>) {
-    let picked: Vec<&Established> = socks.iter().filter(|s| keep(s)).collect();
-    let lines = picked
-        .iter()
-        .take(CONNECTIONS_SHOWN)
-        .map(|s| {
-            format!(
-                "{} -> {} uses {}{note}",
-                s.local,
-                s.remote,
-                s.cc.as_deref().unwrap_or("?")
-            )
-        })
-        .collect();
-    (picked.len(), lines)
-}
-
-/// Runs every diagnosis.
-pub fn diagnose(root: &Root) -> Result<DoctorReport, HostError> {
-    let facts = crate::kernel::gather_without_sockets(root);
-    let environ = env::detect(root);
-    let mut out = Vec::new();
-    out.extend(kernel::no_bbr(&facts));
-    persistence::boot_findings(root, &facts, &mut out)?;
-    out.extend(kernel::stale_interface_qdisc(&facts));
-    out.extend(namespaces::container(&environ));
-    out.extend(connections::old_connections(&facts));
-    out.extend(connections::route_congctl(&facts));
-    out.extend(namespaces::netns_old_cc(&facts, &environ));
-    out.extend(kernel::no_fq(&facts));
-    out.extend(namespaces::not_allowed(root, &facts, &environ));
-    out.extend(tools::tuned(root));
-    out.extend(tools::image_files(root));
-    out.extend(traffic::mostly_receives());
-    out.extend(crate::doctor_bpf::findings(
-        root,
-        &crate::doctor_bpf::gather(),
-    ));
-    out.sort_by_key(|f| std::cmp::Reverse(f.level));
-    let problem = out.iter().any(|x| x.level >= Level::Warning);
-    Ok(DoctorReport {
-        findings: out,
-        problem,
-    })
-}
-
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

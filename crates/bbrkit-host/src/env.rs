@@ -8,9 +8,7 @@ use serde::Serialize;
 
 use crate::Root;
 
-/// `PROC_NET_INIT_INO`: the fixed inode of init_net's namespace file
-/// (`include/linux/proc_ns.h`, since Linux 3.8).
-pub const INIT_NET_INODE: u64 = 0xEFFF_FFF9;
+pub use bbrkit_diag::netns::INIT_NET_INODE;
 
 /// The execution environment.
 #[derive(Debug, Clone, Serialize)]
@@ -31,13 +29,10 @@ pub struct Environment {
     pub proc_sys_evidence: String,
 }
 
-/// The inode of the calling thread's network namespace.
+/// The inode of the calling thread's network namespace
+/// ([`bbrkit_diag::netns::current`]).
 pub fn netns_inode() -> Option<u64> {
-    let link = std::fs::read_link("/proc/thread-self/ns/net")
-        .or_else(|_| std::fs::read_link("/proc/self/ns/net"))
-        .ok()?;
-    let s = link.to_string_lossy();
-    s.strip_prefix("net:[")?.strip_suffix(']')?.parse().ok()
+    bbrkit_diag::netns::current().ok()
 }
 
 /// Detects the environment (live `/proc`, files under `root`).

@@ -1,15 +1,14 @@
 //! What the running kernel offers: release, congestion-control lists, BBR
 //! presence (built in or module) and version, qdisc support. Every answer
 //! carries its evidence; nothing is guessed from the kernel version.
-//! Reads `/proc`, `/sys` live, and `boot/`, `lib/modules/` under the root.
-//! Never loads modules or writes anything.
+//! Reads through a [`Host`]: its live `/proc` and `/sys`, and `boot/`,
+//! `lib/modules/` under its root. Never loads modules or writes anything.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use serde::Serialize;
 
-use crate::{Root, sysctl};
+use crate::host::Host;
 
 /// How a kernel feature is provided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,16 +61,12 @@ pub struct KernelConfig {
 }
 
 impl KernelConfig {
-    /// Reads `/proc/config.gz`, else `boot/config-<release>` under `root`.
-    pub fn load(root: &Root, release: &str) -> KernelConfig {
-        let mut text = String::new();
-        if let Ok(f) = std::fs::File::open("/proc/config.gz")
-            && flate2::read::GzDecoder::new(f)
-                .read_to_string(&mut text)
-                .is_ok()
-        {
+    /// Reads `/proc/config.gz`, else `boot/config-<release>` under the root.
+    pub fn load(host: &dyn Host, release: &str) -> KernelConfig {
+        if let Some(text) = host.proc_config() {
             return KernelConfig::parse(&text, "/proc/config.gz");
         }
+        let root = host.root();
         let boot = root.path(format!("boot/config-{release}"));
         if let Ok(t) = std::fs::read_to_string(&boot) {
             return KernelConfig::parse(&t, &root.show(&boot));
@@ -133,6 +128,16 @@ impl KernelFacts {
     pub fn qdisc(&self, name: &str) -> Option<&Feature> {
         self.qdiscs.iter().find(|f| f.name == name)
     }
+
+    /// What the built-in bbr's version means (`": the built-in bbr is
+    /// BBRv1 (mainline)"`), empty for a version bbrkit cannot name.
+    pub fn bbr_version_meaning(&self) -> &'static str {
+        match self.bbr_version.as_str() {
+            "1" => ": the built-in bbr is BBRv1 (mainline)",
+            "3" => ": the built-in bbr is BBRv3 (a patched kernel such as XanMod), not v1",
+            _ => "",
+        }
+    }
 }
 
 struct ModTree {
@@ -140,22 +145,29 @@ struct ModTree {
     builtin: Option<String>,
 }
 
+/// What a feature's sources say: the kernel config, the module tree,
+/// `/sys/module`.
+struct Sources<'a> {
+    cfg: &'a KernelConfig,
+    tree: &'a ModTree,
+    host: &'a dyn Host,
+}
+
 fn feature(
     name: &str,
     config_key: &str,
     module: &str,
     rel_path: &str,
-    cfg: &KernelConfig,
-    tree: &ModTree,
+    src: &Sources<'_>,
     registered: Option<bool>,
 ) -> Feature {
     let mut f = Findings {
         prov: Provision::Unknown,
         evidence: Vec::new(),
     };
-    f.config(cfg, config_key);
-    f.module_tree(tree, rel_path);
-    f.sys_module(module);
+    f.config(src.cfg, config_key);
+    f.module_tree(src.tree, rel_path);
+    f.sys_module(module, src.host.sys_module(module));
     f.registration(name, registered);
     if f.evidence.is_empty() {
         f.evidence
@@ -223,12 +235,12 @@ impl Findings {
 
     /// `/sys/module/<module>`: a loaded module has `initstate`, a built-in
     /// one does not.
-    fn sys_module(&mut self, module: &str) {
+    fn sys_module(&mut self, module: &str, found: Option<crate::host::SysModule>) {
         let sys = std::path::Path::new("/sys/module").join(module);
-        if !sys.exists() {
+        let Some(found) = found else {
             return;
-        }
-        let loaded = sys.join("initstate").exists();
+        };
+        let loaded = found.loaded;
         if self.prov == Provision::Unknown || self.prov == Provision::Absent {
             self.prov = if loaded {
                 Provision::Module
@@ -262,66 +274,16 @@ impl Findings {
     }
 }
 
-/// `(version, evidence)` from a `tcp_bbr_info`: the `bbr_version` byte of
-/// the BBRv3 layout, or `1` for the 20-byte mainline layout.
-fn version_of(info: &bbrkit_diag::BbrInfo, whose: &str) -> (String, String) {
-    match info.version_byte {
-        Some(v) => (
-            v.to_string(),
-            format!(
-                "tcp_bbr_info of {whose}: {} bytes, bbr_version byte = {v}",
-                info.len
-            ),
-        ),
-        None => (
-            "1".to_string(),
-            format!(
-                "tcp_bbr_info of {whose}: {} bytes, the mainline (v1) layout",
-                info.len
-            ),
-        ),
-    }
-}
-
-/// The BBR version as the kernel reports it on a live socket: the
-/// `bbr_version` byte of `INET_DIAG_BBRINFO` (offset 39, BBRv3 layout), or 1
-/// when the kernel sends the 20-byte mainline layout. None without a BBR
-/// socket in this network namespace.
-pub fn bbr_version_from_sockets() -> Option<(String, String)> {
-    let filter = bbrkit_diag::Filter {
-        cc: Some("bbr".into()),
-        ..Default::default()
-    };
-    let socks = bbrkit_diag::census(&filter).ok()?;
-    socks.iter().find_map(|s| {
-        let info = s.bbr.as_ref()?;
-        Some(version_of(
-            info,
-            &format!("live socket {} -> {}", s.local, s.remote),
-        ))
-    })
-}
-
-/// The same read from a fresh, unconnected socket switched to `bbr` with
-/// `TCP_CONGESTION` (`TCP_CC_INFO`, through `bbrkit_diag::probe_bbr_info`):
-/// no connection, no traffic, and never a module load (it requires `bbr`
-/// to be registered already).
-pub fn bbr_version_from_probe() -> Option<(String, String)> {
-    let info = bbrkit_diag::probe_bbr_info()?;
-    Some(version_of(
-        &info,
-        "a fresh unconnected socket set to bbr with TCP_CONGESTION (TCP_CC_INFO)",
-    ))
-}
-
-/// Gathers the kernel facts (live kernel, files under `root`). When
-/// `/sys/module/tcp_bbr/version` is absent, the BBR version is read from a
-/// live BBR socket (one sock_diag dump), else from a fresh unconnected BBR
-/// socket ([`bbr_version_from_probe`]); see [`gather_without_sockets`].
-pub fn gather(root: &Root) -> KernelFacts {
-    let mut k = gather_without_sockets(root);
-    if k.bbr_version == "unknown" {
-        match bbr_version_from_sockets().or_else(bbr_version_from_probe) {
+/// Gathers the kernel facts through `host`. With `with_version`, a BBR
+/// version the `/sys/module/tcp_bbr/version` file does not give is read
+/// from a live BBR socket, else from a fresh unconnected one
+/// ([`Host::bbr_version`]); without it the version stays `unknown` (for
+/// callers that do not need it or take their own socket census: `verify`,
+/// `doctor`, `enable`, `bbrkit metrics`).
+pub fn gather(host: &dyn Host, with_version: bool) -> KernelFacts {
+    let mut k = gather_without_sockets(host);
+    if with_version && k.bbr_version == "unknown" {
+        match host.bbr_version() {
             Some((v, e)) => (k.bbr_version, k.bbr_version_evidence) = (v, e),
             None => k
                 .bbr_version_evidence
@@ -354,47 +316,44 @@ fn loadable_cc(tree: &ModTree, available: &[String]) -> Vec<String> {
 }
 
 /// The BBR module's version from `/sys`, with its evidence.
-fn bbr_module_version() -> (String, String) {
-    match std::fs::read_to_string("/sys/module/tcp_bbr/version") {
-        Ok(v) => (
+fn bbr_module_version(host: &dyn Host) -> (String, String) {
+    match host.sys_module("tcp_bbr").and_then(|m| m.version) {
+        Some(v) => (
             v.trim().to_string(),
             format!("/sys/module/tcp_bbr/version = {}", v.trim()),
         ),
-        Err(_) => (
+        None => (
             "unknown".to_string(),
             "/sys/module/tcp_bbr/version absent (mainline BBR exports no version; the BBRv3 patch sets 3)".to_string(),
         ),
     }
 }
 
-/// Like [`gather`] but without the sock_diag dump: the BBR version comes
-/// from `/sys/module/tcp_bbr/version` only, else `unknown`. For callers
-/// that do not need the version or take their own socket census
-/// (`verify`, `doctor`, `enable`, `bbrkit metrics`).
-pub fn gather_without_sockets(root: &Root) -> KernelFacts {
-    let release = sysctl::read("kernel.osrelease")
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let cfg = KernelConfig::load(root, &release);
-    let dir = root.path(format!("lib/modules/{release}"));
+fn gather_without_sockets(host: &dyn Host) -> KernelFacts {
+    let release = host.sysctl("kernel.osrelease").unwrap_or_default();
+    let cfg = KernelConfig::load(host, &release);
+    let dir = host.root().path(format!("lib/modules/{release}"));
     let tree = ModTree {
         builtin: std::fs::read_to_string(dir.join("modules.builtin")).ok(),
         dir,
     };
-    let available_cc = bbrkit_diag::algorithms::available().unwrap_or_default();
-    let allowed_cc = bbrkit_diag::algorithms::allowed().unwrap_or_default();
+    let src = Sources {
+        cfg: &cfg,
+        tree: &tree,
+        host,
+    };
+    let available_cc = host.available_cc();
+    let allowed_cc = host.allowed_cc();
     let bbr = feature(
         "bbr",
         "CONFIG_TCP_CONG_BBR",
         "tcp_bbr",
         "kernel/net/ipv4/tcp_bbr",
-        &cfg,
-        &tree,
+        &src,
         Some(available_cc.iter().any(|c| c == "bbr")),
     );
     let loadable_cc = loadable_cc(&tree, &available_cc);
-    let (bbr_version, bbr_version_evidence) = bbr_module_version();
+    let (bbr_version, bbr_version_evidence) = bbr_module_version(host);
     let qdiscs = [
         ("fq", "CONFIG_NET_SCH_FQ", "sch_fq"),
         ("fq_codel", "CONFIG_NET_SCH_FQ_CODEL", "sch_fq_codel"),
@@ -403,7 +362,7 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
     .into_iter()
     .map(|(name, config, module)| {
         let path = format!("kernel/net/sched/{module}");
-        feature(name, config, module, &path, &cfg, &tree, None)
+        feature(name, config, module, &path, &src, None)
     })
     .collect();
     KernelFacts {
@@ -413,8 +372,8 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
         available_cc,
         allowed_cc,
         loadable_cc,
-        current_cc: sysctl::read(crate::KEY_CC).ok().flatten(),
-        default_qdisc: sysctl::read(crate::KEY_QDISC).ok().flatten(),
+        current_cc: host.sysctl(crate::KEY_CC),
+        default_qdisc: host.sysctl(crate::KEY_QDISC),
         bbr,
         bbr_version,
         bbr_version_evidence,
@@ -425,26 +384,7 @@ pub fn gather_without_sockets(root: &Root) -> KernelFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bbr_version_from_a_fresh_socket_when_bbr_is_selectable() {
-        let available = bbrkit_diag::algorithms::available().unwrap();
-        let allowed = bbrkit_diag::algorithms::allowed().unwrap();
-        let root = nix::unistd::geteuid().is_root();
-        let selectable =
-            available.iter().any(|c| c == "bbr") && (root || allowed.iter().any(|c| c == "bbr"));
-        match bbr_version_from_probe() {
-            Some((v, evidence)) => {
-                assert!(selectable);
-                assert!(v == "1" || v == "3", "{v}: {evidence}");
-                assert!(evidence.contains("TCP_CC_INFO"), "{evidence}");
-            }
-            None => assert!(
-                !selectable,
-                "bbr is selectable here but the probe read nothing"
-            ),
-        }
-    }
+    use crate::host::MemoryHost;
 
     #[test]
     fn config_parse_and_feature_from_config_and_module_tree() {
@@ -460,13 +400,18 @@ mod tests {
             dir: dir.path().to_path_buf(),
             builtin: Some("kernel/net/sched/sch_fq.ko\n".into()),
         };
+        let host = MemoryHost::default();
+        let src = Sources {
+            cfg: &cfg,
+            tree: &tree,
+            host: &host,
+        };
         let bbr = feature(
             "bbr",
             "CONFIG_TCP_CONG_BBR",
-            "tcp_bbr_nonexistent",
+            "tcp_bbr",
             "kernel/net/ipv4/tcp_bbr",
-            &cfg,
-            &tree,
+            &src,
             Some(false),
         );
         assert_eq!(bbr.provision, Provision::Module);
@@ -484,22 +429,24 @@ mod tests {
         let fq = feature(
             "fq",
             "CONFIG_NET_SCH_FQ",
-            "sch_fq_nonexistent",
+            "sch_fq",
             "kernel/net/sched/sch_fq",
-            &cfg,
-            &tree,
+            &src,
             None,
         );
         assert_eq!(fq.provision, Provision::BuiltIn);
         let none = feature(
             "netem",
             "CONFIG_NET_SCH_NETEM",
-            "sch_netem_nonexistent",
+            "sch_netem",
             "kernel/net/sched/sch_netem",
-            &KernelConfig::default(),
-            &ModTree {
-                dir: dir.path().join("x"),
-                builtin: None,
+            &Sources {
+                cfg: &KernelConfig::default(),
+                tree: &ModTree {
+                    dir: dir.path().join("x"),
+                    builtin: None,
+                },
+                host: &host,
             },
             None,
         );
@@ -515,10 +462,13 @@ mod tests {
         let f = feature(
             "bbr",
             "CONFIG_TCP_CONG_BBR",
-            "tcp_bbr_nonexistent",
+            "tcp_bbr",
             "kernel/net/ipv4/tcp_bbr",
-            &KernelConfig::default(),
-            &tree,
+            &Sources {
+                cfg: &KernelConfig::default(),
+                tree: &tree,
+                host: &MemoryHost::default(),
+            },
             Some(true),
         );
         assert_eq!(f.provision, Provision::BuiltIn);

@@ -22,13 +22,8 @@ pub struct Namespace {
     pub cc: Option<String>,
 }
 
-fn inode_of(link: &std::path::Path) -> Option<u64> {
-    let t = std::fs::read_link(link).ok()?;
-    t.to_string_lossy()
-        .strip_prefix("net:[")?
-        .strip_suffix(']')?
-        .parse()
-        .ok()
+fn inode_of(path: &std::path::Path) -> Option<u64> {
+    bbrkit_diag::netns::inode_of(path).ok()
 }
 
 fn cc_inside(path: &std::path::Path) -> Option<String> {
@@ -46,14 +41,13 @@ fn cc_inside(path: &std::path::Path) -> Option<String> {
 
 /// Every network namespace other than the caller's (at most `limit`).
 pub fn others(limit: usize) -> Vec<Namespace> {
-    let own = inode_of(std::path::Path::new("/proc/thread-self/ns/net"));
+    let own = bbrkit_diag::netns::current().ok();
     let mut seen: BTreeMap<u64, (String, std::path::PathBuf)> = BTreeMap::new();
     if let Ok(rd) = std::fs::read_dir("/run/netns") {
         for e in rd.flatten() {
             let p = e.path();
-            if let Ok(m) = std::fs::metadata(&p) {
-                use std::os::unix::fs::MetadataExt;
-                seen.entry(m.ino()).or_insert((p.display().to_string(), p));
+            if let Some(ino) = inode_of(&p) {
+                seen.entry(ino).or_insert((p.display().to_string(), p));
             }
         }
     }

@@ -170,82 +170,93 @@ fn show(root: &Root, rel_dir: &str, name: &str) -> String {
     }
 }
 
-/// The files `loader` applies under `root`, in application order.
-pub fn sources(
-    root: &Root,
-    loader: Loader,
-    overlay: Option<&Overlay>,
-) -> Result<Vec<Source>, HostError> {
-    let dirs: &[&str] = match loader {
-        Loader::Systemd => &SYSTEMD_DIRS,
-        Loader::Procps => &PROCPS_DIRS,
-    };
-    let mut out: Vec<Source> = applied_files(root, dirs, overlay)?
-        .into_iter()
-        .map(|(name, path, dir)| source(root, overlay, name, &path, dir))
-        .collect();
-    if loader == Loader::Procps
-        && let Some(conf) = sysctl_conf(root)
-    {
-        out.push(conf);
-    }
-    Ok(out)
+/// Every sysctl file under a root that either loader may apply, read once:
+/// the `.conf` files of each sysctl.d directory (also those a same-named
+/// file in an earlier directory masks) and `etc/sysctl.conf`. Which of them
+/// a loader applies, in which order, with or without bbrkit's planned file,
+/// is decided from this by [`Sources::applied`], without reading again.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `(index in PROCPS_DIRS, source)` of every `.conf` file found.
+    candidates: Vec<(usize, Source)>,
+    /// `etc/sysctl.conf`, when it is a regular file.
+    conf: Option<Source>,
+    /// How the planned file is labelled (`/etc/sysctl.d/NAME` on the live
+    /// system, the full path under another root).
+    first_dir: String,
 }
 
-/// The `.conf` files of `dirs` by name (a name in an earlier directory
-/// masks the same name in later ones), sorted by name: `(name, path, dir)`,
-/// with an empty path for the overlay, which stands in the first directory.
-fn applied_files<'d>(
-    root: &Root,
-    dirs: &[&'d str],
-    overlay: Option<&Overlay>,
-) -> Result<Vec<(String, PathBuf, &'d str)>, HostError> {
-    let mut seen: Vec<(String, PathBuf, &str)> = Vec::new();
-    for (di, dir) in dirs.iter().enumerate() {
-        if di == 0
-            && let Some(o) = overlay
-            && o.content.is_some()
-        {
-            seen.push((o.basename.clone(), PathBuf::new(), dir));
-        }
-        let full = root.path(dir);
-        let entries = match std::fs::read_dir(&full) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => continue,
-            Err(e) => return Err(HostError::io(&full, e)),
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(".conf") || name.starts_with('.') {
-                continue;
+impl Sources {
+    /// Reads every candidate file under `root`.
+    pub fn read(root: &Root) -> Result<Sources, HostError> {
+        let mut candidates = Vec::new();
+        for (di, dir) in PROCPS_DIRS.iter().enumerate() {
+            let full = root.path(dir);
+            let entries = match std::fs::read_dir(&full) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => continue,
+                Err(e) => return Err(HostError::io(&full, e)),
+            };
+            let mut names: Vec<(String, PathBuf)> = entries
+                .flatten()
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                .filter(|(n, _)| n.ends_with(".conf") && !n.starts_with('.'))
+                .collect();
+            names.sort();
+            for (name, path) in names {
+                candidates.push((di, source(root, name, &path, dir)));
             }
-            if di == 0 && overlay.is_some_and(|o| o.basename == name) {
+        }
+        Ok(Sources {
+            candidates,
+            conf: sysctl_conf(root),
+            first_dir: show(root, SYSTEMD_DIRS[0], ""),
+        })
+    }
+
+    /// The files `loader` applies, in application order, with `overlay`
+    /// standing in `etc/sysctl.d` when given: for one basename only the
+    /// first directory's file counts (the overlay first of all), sorted by
+    /// basename; procps applies `etc/sysctl.conf` last.
+    pub fn applied(&self, loader: Loader, overlay: Option<&Overlay>) -> Vec<Source> {
+        let dirs = match loader {
+            Loader::Systemd => SYSTEMD_DIRS.len(),
+            Loader::Procps => PROCPS_DIRS.len(),
+        };
+        let mut seen: Vec<Source> = Vec::new();
+        if let Some(o) = overlay
+            && let Some(content) = &o.content
+        {
+            let file = format!("{}{}", self.first_dir, o.basename);
+            seen.push(Source {
+                assignments: parse(content, &file),
+                file,
+                basename: o.basename.clone(),
+                masked: false,
+            });
+        }
+        for (di, src) in self.candidates.iter().filter(|(di, _)| *di < dirs) {
+            if *di == 0 && overlay.is_some_and(|o| o.basename == src.basename) {
                 continue; // replaced by the overlay (or absent in the plan)
             }
-            if seen.iter().any(|(n, _, _)| *n == name) {
+            if seen.iter().any(|s| s.basename == src.basename) {
                 continue; // masked by a same-named file in an earlier dir
             }
-            seen.push((name, entry.path(), dir));
+            seen.push(src.clone());
         }
+        seen.sort_by(|a, b| a.basename.cmp(&b.basename));
+        if loader == Loader::Procps {
+            seen.extend(self.conf.clone());
+        }
+        seen
     }
-    seen.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(seen)
 }
 
-/// The file `name` of `dir` at `path` (empty: the overlay) and its
-/// assignments; a link to `/dev/null` is masked.
-fn source(root: &Root, overlay: Option<&Overlay>, name: String, path: &Path, dir: &str) -> Source {
+/// The file `name` of `dir` at `path` and its assignments; a link to
+/// `/dev/null` is masked.
+fn source(root: &Root, name: String, path: &Path, dir: &str) -> Source {
     let shown = show(root, dir, &name);
-    if path.as_os_str().is_empty() {
-        let content = overlay.and_then(|o| o.content.clone()).unwrap_or_default();
-        return Source {
-            assignments: parse(&content, &shown),
-            file: shown,
-            basename: name,
-            masked: false,
-        };
-    }
     let (masked, text, target) = match read_in_root(root, path) {
         Read::DevNull => (true, String::new(), None),
         Read::Text(t, target) => (false, t, target),
@@ -329,15 +340,12 @@ pub struct Resolution {
     pub overridden: Vec<Assignment>,
 }
 
-/// Resolves `keys` under both loaders.
-pub fn resolve(
-    root: &Root,
-    keys: &[&str],
-    overlay: Option<&Overlay>,
-) -> Result<Vec<Resolution>, HostError> {
+/// Resolves `keys` under both loaders (with bbrkit's planned file in
+/// place when `overlay` is given).
+pub fn resolve(sources: &Sources, keys: &[&str], overlay: Option<&Overlay>) -> Vec<Resolution> {
     let mut out = Vec::new();
     for loader in Loader::BOTH {
-        let srcs = sources(root, loader, overlay)?;
+        let srcs = sources.applied(loader, overlay);
         for key in keys {
             let mut all = assignments_for(&srcs, loader, key);
             let winner = all.pop();
@@ -349,7 +357,7 @@ pub fn resolve(
             });
         }
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ fn winner(
     key: &str,
     overlay: Option<&Overlay>,
 ) -> Option<(String, String, usize)> {
-    let r = resolve(root, &[key], overlay).unwrap();
+    let r = resolve(&Sources::read(root).unwrap(), &[key], overlay);
     let r = r.into_iter().find(|r| r.loader == loader).unwrap();
     r.winner.map(|a| {
         let file = a
@@ -277,7 +277,7 @@ fn overridden_lists_earlier_assignments() {
             "net.core.default_qdisc = fq\n",
         ),
     ]);
-    let r = resolve(&root, &[Q], None).unwrap();
+    let r = resolve(&Sources::read(&root).unwrap(), &[Q], None);
     assert_eq!(r.len(), 2);
     for res in r {
         assert_eq!(res.overridden.len(), 1);

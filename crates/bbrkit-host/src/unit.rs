@@ -1,25 +1,25 @@
 //! The boot unit of a BPF congestion control (`bbrkit-bbr3.service`): its
-//! text (the one source file `contrib/systemd/bbrkit-bbr3.service`, embedded
-//! here and shipped as is by the Debian package), where `enable` installs
-//! and enables it under the root (`etc/systemd/system/` and the
-//! `sysinit.target.wants/` symlink, exactly what `systemctl enable` makes,
-//! without systemctl), whether this root runs systemd, and what the unit
-//! found under a root says (installed, enabled, ordered after
-//! systemd-sysctl, running `bbrkit boot`).
+//! text (the one source file `contrib/systemd/bbrkit-<cc>.service`, embedded
+//! in [`crate::algorithm::BPF_ALGORITHMS`]; the Debian package does not
+//! ship it, `enable` writes it through the before-image), where `enable` installs and enables it under the root
+//! (`etc/systemd/system/` and the `sysinit.target.wants/` symlink, exactly
+//! what `systemctl enable` makes, without systemctl), whether this root
+//! runs systemd, what the unit found under a root says (installed,
+//! enabled, ordered after systemd-sysctl, running `bbrkit boot`), and the
+//! record each `bbrkit boot` run leaves in `run/bbrkit/<cc>.boot.json`.
 //!
 //! Only computes paths and reads files; `enable` writes them through the
-//! before-image. Never talks to a running systemd.
+//! change model (`crate::change::boot_unit`). Never talks to a running
+//! systemd.
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Root;
 
-/// The unit source for `bbr3`.
-pub const BBR3_UNIT: &str = include_str!("../../../contrib/systemd/bbrkit-bbr3.service");
-
-/// The binary path the shipped unit runs; `enable` puts its own path there.
+/// The binary path the shipped unit runs; `enable` puts the path of the
+/// binary it runs there.
 pub const SHIPPED_EXE: &str = "/usr/bin/bbrkit";
 
 /// The target whose `.wants/` directory enables the unit.
@@ -35,24 +35,37 @@ pub const UNIT_DIRS: [&str; 5] = [
     "lib/systemd/system",
 ];
 
-/// The shipped unit text for a BPF congestion control, if bbrkit has one.
-pub fn source(cc: &str) -> Option<&'static str> {
-    match cc {
-        "bbr3" => Some(BBR3_UNIT),
-        _ => None,
-    }
-}
+/// The unit name (`bbrkit-<NAME>.service`) of the policies' boot unit,
+/// which runs `bbrkit boot --policy`; every other name is a BPF
+/// algorithm's, whose unit runs `bbrkit boot --cc NAME`.
+pub const POLICY: &str = "policy";
+
+/// The policies' boot unit (`contrib/systemd/bbrkit-policy.service`).
+pub const POLICY_UNIT: &str = include_str!("../../../contrib/systemd/bbrkit-policy.service");
 
 /// `bbrkit-<cc>.service`.
 pub fn name(cc: &str) -> String {
     format!("bbrkit-{cc}.service")
 }
 
+/// The arguments of `bbrkit boot` the unit `name` runs.
+pub fn boot_args(name: &str) -> String {
+    if name == POLICY {
+        "--policy".into()
+    } else {
+        format!("--cc {name}")
+    }
+}
+
 /// The unit as `enable` installs it: the shipped text with `ExecStart`
-/// pointing at `exe` (the running bbrkit), so a bbrkit installed elsewhere
-/// than `/usr/bin` still runs at boot.
+/// pointing at `exe` (the binary the booted system runs), so a bbrkit
+/// installed elsewhere than `/usr/bin` still runs at boot.
 pub fn render(cc: &str, exe: &Path) -> Option<String> {
-    let text = source(cc)?;
+    let text = if cc == POLICY {
+        POLICY_UNIT
+    } else {
+        crate::algorithm::shipped_bpf(cc)?.unit
+    };
     Some(text.replace(
         &format!("ExecStart={SHIPPED_EXE} "),
         &format!("ExecStart={} ", exe.display()),
@@ -122,11 +135,14 @@ impl UnitState {
         self.after.iter().any(|a| a == "systemd-sysctl.service")
     }
 
-    /// The program `ExecStart` runs and whether it runs `boot --cc <cc>`.
+    /// Whether `ExecStart` runs `boot` with the unit's arguments
+    /// ([`boot_args`]: `--cc <cc>`, or `--policy`).
     pub fn runs_boot(&self, cc: &str) -> bool {
+        let args = boot_args(cc);
+        let want: Vec<&str> = args.split_whitespace().collect();
         self.exec_start.as_deref().is_some_and(|e| {
             let w: Vec<&str> = e.split_whitespace().collect();
-            w.get(1) == Some(&"boot") && w.windows(2).any(|p| p == ["--cc", cc])
+            w.get(1) == Some(&"boot") && w.windows(want.len()).any(|p| p == want)
         })
     }
 
@@ -178,6 +194,67 @@ pub fn inspect(root: &Root, cc: &str) -> UnitState {
     st
 }
 
+/// How one `bbrkit boot` run went with the registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BootRegistration {
+    /// Registered with a pinned link by this run.
+    Registered,
+    /// bbrkit's pin held it already.
+    AlreadyRegistered,
+    /// A running bbrkit lab's registration, pinned by this run.
+    Adopted,
+    /// Another loader holds the name: nothing done.
+    Foreign,
+    /// Registration failed.
+    Failed,
+}
+
+impl BootRegistration {
+    /// The stable word (`already_registered`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BootRegistration::Registered => "registered",
+            BootRegistration::AlreadyRegistered => "already_registered",
+            BootRegistration::Adopted => "adopted",
+            BootRegistration::Foreign => "foreign",
+            BootRegistration::Failed => "failed",
+        }
+    }
+}
+
+/// The outcome of one `bbrkit boot` run, also the record it leaves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootRecord {
+    /// The algorithm.
+    pub cc: String,
+    /// `/proc/sys/kernel/random/boot_id` of the boot it ran in.
+    pub boot_id: Option<String>,
+    /// Everything it had to do succeeded.
+    pub ok: bool,
+    /// What happened to the registration.
+    pub registration: BootRegistration,
+    /// The default it set (`None`: left alone).
+    pub default_set: Option<String>,
+    /// One line per step.
+    pub steps: Vec<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The end of the verifier's log when the kernel refused a program.
+    pub verifier_log_tail: Option<String>,
+}
+
+/// `run/bbrkit/<cc>.boot.json` under the root.
+pub fn record_path(root: &Root, cc: &str) -> PathBuf {
+    root.path(format!("run/bbrkit/{cc}.boot.json"))
+}
+
+/// The record the last `bbrkit boot` left, if any.
+pub fn load_record(root: &Root, cc: &str) -> Option<BootRecord> {
+    let text = std::fs::read(record_path(root, cc)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
 /// Fills `After=`, `Before=`, `ExecStart=` from unit text (`#`/`;`
 /// comments, repeated keys accumulate, an empty value resets).
 fn parse_into(text: &str, st: &mut UnitState) {
@@ -222,10 +299,10 @@ mod tests {
         assert!(text.contains("\nExecStart=/opt/bbrkit/bin/bbrkit boot --cc bbr3\n"));
         assert_eq!(
             render("bbr3", Path::new(SHIPPED_EXE)).unwrap(),
-            BBR3_UNIT,
+            crate::algorithm::shipped_bpf("bbr3").unwrap().unit,
             "the shipped path renders the shipped file byte for byte"
         );
-        assert!(source("cubic").is_none());
+        assert!(render("cubic", Path::new(SHIPPED_EXE)).is_none());
 
         let unit = unit_path(&root, "bbr3");
         std::fs::create_dir_all(unit.parent().unwrap()).unwrap();

@@ -2,28 +2,29 @@
 //! established ones on another algorithm than the default
 //! (`old_connections`), routes with their own (`route_congctl`).
 
-use super::{Finding, Level, connection_lines};
-use crate::kernel;
+use crate::host::connection_lines;
+use crate::outcome::{Finding, FindingId, Level};
+use crate::snapshot::Snapshot;
 
-pub(super) fn old_connections(facts: &kernel::KernelFacts) -> Option<Finding> {
-    let cur = facts.current_cc.as_ref()?;
-    let socks = crate::verify::established_sockets().ok()?;
-    let (n, old) = connection_lines(&socks, |s| s.cc.as_deref() != Some(cur.as_str()), "");
+pub(super) fn old_connections(snap: &Snapshot) -> Option<Finding> {
+    let cur = snap.kernel.current_cc.as_ref()?;
+    let socks = snap.sockets.as_ref().ok()?;
+    let (n, old) = connection_lines(socks, |s| s.cc.as_deref() != Some(cur.as_str()), "");
     (n > 0).then(|| {
-        Finding::new("old_connections", Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old,
+        Finding::new(FindingId::OldConnections, Level::Warning, format!("{n} established connection(s) not on the default {cur}"), old,
             "they were created before the switch (or the application chose another algorithm): they move when they reconnect; restart long-lived services")
     })
 }
 
-pub(super) fn route_congctl(facts: &kernel::KernelFacts) -> Option<Finding> {
-    let routes = crate::routes::with_congctl().ok()?;
+pub(super) fn route_congctl(snap: &Snapshot) -> Option<Finding> {
+    let routes = snap.doctor.routes.as_ref()?;
     if routes.is_empty() {
         return None;
     }
-    let cur = facts.current_cc.clone().unwrap_or_default();
+    let cur = snap.kernel.current_cc.clone().unwrap_or_default();
     let other = routes.iter().any(|r| r.cc != cur);
     Some(Finding::new(
-        "route_congctl",
+        FindingId::RouteCongctl,
         if other { Level::Warning } else { Level::Info },
         format!(
             "{} route(s) choose their own congestion control (congctl), overriding the default {cur}",

@@ -1,50 +1,27 @@
-//! `doctor`'s findings about what the kernel offers and how its
-//! interfaces are set up: no BBR (`no_bbr`), no fq (`no_fq`), interfaces
-//! still on the old default qdisc (`stale_interface_qdisc`).
+//! `doctor`'s findings about what the kernel offers: no BBR (`no_bbr`), no
+//! fq (`no_fq`).
 
-use super::{Finding, Level};
-use crate::{enable, kernel, qdisc};
+use crate::kernel::Provision;
+use crate::outcome::{Finding, FindingId, Level};
+use crate::snapshot::Snapshot;
 
-pub(super) fn no_bbr(facts: &kernel::KernelFacts) -> Option<Finding> {
-    (!facts.bbr.provision.present() && facts.bbr.provision != kernel::Provision::Unknown).then(|| {
-        Finding::new("no_bbr", Level::Error, "this kernel has no BBR", facts.bbr.evidence.clone(),
+pub(super) fn no_bbr(snap: &Snapshot) -> Option<Finding> {
+    let bbr = &snap.kernel.bbr;
+    (!bbr.provision.present() && bbr.provision != Provision::Unknown).then(|| {
+        Finding::new(FindingId::NoBbr, Level::Error, "this kernel has no BBR", bbr.evidence.clone(),
             "boot a distro kernel >= 4.9 with CONFIG_TCP_CONG_BBR (HWE, backports, linux-image-cloud); bbrkit never installs kernels")
     })
 }
 
-pub(super) fn stale_interface_qdisc(facts: &kernel::KernelFacts) -> Option<Finding> {
-    let d = facts.default_qdisc.as_ref()?;
-    let list = qdisc::list().ok()?;
-    let stale: Vec<String> = list
-        .iter()
-        .filter(|i| enable::needs_recreate(i, Some(d)))
-        .map(|i| {
-            format!(
-                "{}: root {} while net.core.default_qdisc = {d}",
-                i.name,
-                i.describe()
-            )
-        })
-        .collect();
-    (!stale.is_empty()).then(|| {
-        Finding::new(
-            "stale_interface_qdisc",
-            Level::Warning,
-            "default qdisc changed but interfaces still use the old one",
-            stale,
-            "`bbrkit enable` re-creates kernel-default root qdiscs (mq-aware); a reboot also does",
-        )
-    })
-}
-
-pub(super) fn no_fq(facts: &kernel::KernelFacts) -> Option<Finding> {
-    let fq = facts
+pub(super) fn no_fq(snap: &Snapshot) -> Option<Finding> {
+    let fq = snap
+        .kernel
         .qdisc("fq")
-        .filter(|q| q.provision == kernel::Provision::Absent)?;
+        .filter(|q| q.provision == Provision::Absent)?;
     let mut ev = fq.evidence.clone();
     ev.push("tcp_bbr.c: without fq, TCP falls back to internal pacing with one hrtimer per socket (Linux >= 4.13)".into());
     Some(Finding::new(
-        "no_fq",
+        FindingId::NoFq,
         Level::Info,
         "kernel has no fq: BBR uses internal pacing (not a failure)",
         ev,

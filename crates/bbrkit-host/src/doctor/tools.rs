@@ -2,8 +2,9 @@
 //! manages after the sysctl files: tuned (`tuned`), cloud-init, ufw and
 //! rc.local (`image_files`).
 
-use super::{Finding, Level};
-use crate::{KEY_CC, KEY_QDISC, Root, enable};
+use crate::change::sysctl::TUNING;
+use crate::outcome::{Finding, FindingId, Level};
+use crate::{KEY_CC, KEY_QDISC, Root};
 
 pub(super) fn tuned(root: &Root) -> Option<Finding> {
     let p = std::fs::read_to_string(root.path("etc/tuned/active_profile")).ok()?;
@@ -17,7 +18,7 @@ pub(super) fn tuned(root: &Root) -> Option<Finding> {
         let mut ev = vec![format!("{}: {}", root.show(&root.path("etc/tuned/active_profile")), p), "reapply_sysctl = 1 (default): /run/sysctl.d, /etc/sysctl.d, /etc/sysctl.conf re-applied, /usr/lib/sysctl.d not".into()];
         ev.extend(profile_keys);
         Finding::new(
-            "tuned",
+            FindingId::Tuned,
             Level::Info,
             format!("tuned profile {p} is active and re-applies sysctl files after its own values"),
             ev,
@@ -30,7 +31,7 @@ pub(super) fn tuned(root: &Root) -> Option<Finding> {
         )];
         ev.extend(profile_keys);
         Finding::new(
-            "tuned",
+            FindingId::Tuned,
             Level::Warning,
             format!("tuned profile {p} overrides sysctl files (reapply_sysctl = 0)"),
             ev,
@@ -50,7 +51,7 @@ pub(super) fn image_files(root: &Root) -> Option<Finding> {
         grep_keys(root, rel, &mut hits);
     }
     (!hits.is_empty()).then(|| {
-        Finding::new("image_files", Level::Warning, "cloud-init, ufw or rc.local set these keys outside sysctl.d", hits,
+        Finding::new(FindingId::ImageFiles, Level::Warning, "cloud-init, ufw or rc.local set these keys outside sysctl.d", hits,
             "cloud-init write_files/runcmd, ufw and rc.local re-apply these values after boot: change them there to match")
     })
 }
@@ -80,7 +81,7 @@ fn sets_a_managed_key(line: &str) -> bool {
     let line = line.replace('/', ".");
     [KEY_CC, KEY_QDISC]
         .into_iter()
-        .chain(enable::TUNING.iter().map(|(k, _, _)| *k))
+        .chain(TUNING.iter().map(|t| t.key))
         .any(|k| line.contains(k))
 }
 

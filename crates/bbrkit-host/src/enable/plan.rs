@@ -1,340 +1,339 @@
-//! `enable`'s plan: what it would change, decided from what the host looks
-//! like now. Reads (kernel facts, files under the root, `/proc/sys`,
-//! rtnetlink) and never writes: the plan *is* the dry run. [`super::apply`]
-//! carries it out.
+//! `enable`'s plan: what it would change, decided from a [`Snapshot`] and
+//! the before-image. Writes nothing: the plan *is* the dry run (the one
+//! kernel call, for `--cc bbr3`, is the verifier's trial load, which
+//! registers nothing). [`super::apply`] carries it out.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::precedence::{self, Overlay};
-use crate::qdisc::{self, InterfaceQdisc};
-use crate::root::missing_dirs;
-use crate::state::InterfaceImage;
-use crate::{HostError, KEY_CC, KEY_QDISC, Root, env, kernel, sysctl};
-
-use super::bpf::BpfPlan;
-use super::ifaces::describe_interfaces;
-use super::{
-    BootWinner, EnableReport, KeyResult, Options, QdiscChoice, RuntimeStatus, TUNING,
-    needs_recreate,
+use crate::change::file::{self, Edit, WriteFile};
+use crate::change::persist;
+use crate::change::qdisc::{InterfaceVerb, Interfaces, RecreateQdiscs};
+use crate::change::sysctl::{
+    self, Direction, KeyResult, RuntimeStatus, SetSysctl, Setting, TUNING,
 };
+use crate::change::{Change, boot_unit, bpf, policy};
+use crate::host::{HostMut, KeyAccess};
+use crate::image::{BeforeImage, Present};
+use crate::kernel::Provision;
+use crate::root::missing_dirs;
+use crate::snapshot::Snapshot;
+use crate::{HostError, KEY_CC, KEY_QDISC, Provider};
 
-/// One change `enable` makes. Each kind says what the before-image records
-/// for it (so `rollback` can undo it, see [`super::apply`]) and how it is
-/// applied. A new kind of change (a boot unit, a BPF congestion control)
-/// is a new variant with those two answers.
-#[derive(Debug, Clone)]
-pub enum Step {
-    /// Replace a file under the root atomically. Recorded: its prior
-    /// content, mode, symlink target or absence.
-    WriteFile {
-        /// The file.
-        path: PathBuf,
-        /// Its new content.
-        content: Vec<u8>,
-        /// Its permission bits.
-        mode: u32,
-    },
-    /// Write a runtime sysctl and read it back. Recorded: its prior value.
-    SetSysctl {
-        /// Dotted key.
-        key: String,
-        /// bbrkit's value.
-        value: String,
-        /// The value now (None: absent).
-        before: Option<String>,
-    },
-    /// Create (or replace) a symlink atomically. Recorded like a file.
-    WriteSymlink {
-        /// The link.
-        path: PathBuf,
-        /// What it points to.
-        target: PathBuf,
-    },
-    /// Register a BPF congestion control with a link pinned in the live
-    /// bpffs. Recorded: the pins that existed before (rollback removes the
-    /// others, which unregisters).
-    RegisterBpf {
-        /// The algorithm.
-        cc: String,
-        /// Algorithms pinned under /sys/fs/bpf/bbrkit before.
-        pinned_before: Vec<String>,
-    },
-    /// Once `target` is the kernel's default qdisc, re-create the root of
-    /// every interface still on an older default. Recorded: the roots of
-    /// `interfaces`, the ones re-created when the kernel has `target`.
-    RecreateQdiscs {
-        /// The new default qdisc.
-        target: String,
-        /// The interfaces as listed when planning.
-        listed: Vec<InterfaceQdisc>,
-        /// The interfaces expected to be re-created, as the image records them.
-        interfaces: Vec<InterfaceImage>,
-    },
-}
+use super::{BpfPlan, EnableReport, Options, PolicyOptions, QdiscChoice};
 
-/// What `enable` would do: the report it prints when every step succeeds
-/// (with `--dry-run`, exactly what it prints) and the steps, in order.
+/// What `enable` would do: the report it prints when every change succeeds
+/// (with `--dry-run`, exactly what it prints) and the changes, in order.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// The report; [`super::apply`] fills in the outcome of each step.
+    /// The report; [`super::apply`] fills in the outcome of each change.
     pub report: EnableReport,
-    /// Directories the steps create (rollback removes them again when empty).
+    /// Directories the changes create (rollback removes them again when empty).
     pub created_dirs: Vec<PathBuf>,
     /// The changes, in the order they are made. Empty for a dry run, a
     /// blocked run and a run with nothing to change.
-    pub steps: Vec<Step>,
+    pub changes: Vec<Change>,
 }
 
-/// One key `enable` manages, before its outcome is known.
-pub(super) struct Setting {
-    pub key: String,
-    pub value: String,
-    pub rationale: String,
-    /// Written to bbrkit's file.
-    pub persist: bool,
-    /// Written with a `-` prefix (ignored at boot when the kernel lacks it).
-    pub optional: bool,
-    /// Why this namespace does not own the key, if it does not.
-    pub host_only: Option<String>,
+/// Validates `cc` against what this host offers (the kernel's algorithms,
+/// loadable modules, bbrkit's BPF ones).
+pub fn validate_cc(snap: &Snapshot, cc: &str) -> Result<(), HostError> {
+    if snap.provider(cc).offered() {
+        return Ok(());
+    }
+    let k = &snap.kernel;
+    let mut all: Vec<String> = k.available_cc.clone();
+    all.extend(k.loadable_cc.iter().map(|c| format!("{c} (module)")));
+    Err(HostError::UnknownCc {
+        name: cc.into(),
+        available: all.join(" "),
+        bpf: crate::algorithm::bpf_names(),
+    })
+}
+
+/// The BPF part when `cc` is one of bbrkit's BPF algorithms: the report
+/// section and its changes (registration, unit files, binary).
+fn bpf_part(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    opts: &Options,
+    host: &mut dyn HostMut,
+    exe: &Path,
+) -> Result<Option<(BpfPlan, Vec<Change>)>, HostError> {
+    let Provider::Bpf(reg) = snap.provider(&opts.cc) else {
+        return Ok(None);
+    };
+    let systemd = boot_unit::require_systemd(snap, &opts.cc)?;
+    let (registration, verifier, register) = bpf::plan(snap, reg, host, !opts.no_apply)?;
+    let (unit, files) = boot_unit::plan(&snap.root, image, &opts.cc, exe)?;
+    let mut changes: Vec<Change> = register.into_iter().map(Change::BpfRegistration).collect();
+    changes.extend(files);
+    let plan = BpfPlan {
+        cc: opts.cc.clone(),
+        registration,
+        pin: reg.pin.clone(),
+        verifier,
+        systemd,
+        unit,
+    };
+    Ok(Some((plan, changes)))
 }
 
 /// Decides what `enable` would change. Errors (exit 2) when the options
 /// are invalid or the caller lacks a permission the changes need; then
 /// nothing is written.
-pub fn plan(root: &Root, opts: &Options) -> Result<Plan, HostError> {
-    let facts = kernel::gather_without_sockets(root);
-    preflight(root, opts, &facts)?;
-    let bpf = bpf_plan(root, &opts.cc)?;
-    let (settings, notes) = settings(&facts, opts);
-    let content = render(&settings);
+pub fn plan(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    opts: &Options,
+    host: &mut dyn HostMut,
+    exe: &Path,
+) -> Result<Plan, HostError> {
+    if let Some(popts) = &opts.policy {
+        return plan_policy(snap, image, opts, popts, host, exe);
+    }
+    preflight(snap, opts)?;
+    let bpf = bpf_part(snap, image, opts, host, exe)?;
+    let (settings, notes) = settings(snap, opts);
+    let content = persist::render(&settings);
+    let root = &snap.root;
     let file = root.bbrkit_file();
-    let file_shown = root.show(&file);
-    let file_changed = std::fs::read(&file).ok().as_deref() != Some(content.as_bytes())
-        || std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink());
-    let boot = boot_winners(root, &settings, &content, &file_shown)?;
-    let blocked = boot.iter().any(|b| !b.ok) && !opts.force;
-    let keys: Vec<KeyResult> = settings.iter().map(|s| key_result(s, opts)).collect();
-
-    let ifaces = Interfaces::list(&facts, &settings);
+    let now = Present::read(&file)?;
+    let file_changed = !matches!(&now, Present::File { bytes, .. } if *bytes == content.as_bytes());
+    let mut changes: Vec<Change> = Vec::new();
+    let (bpf, bpf_changes) = bpf.map_or((None, Vec::new()), |(p, c)| (Some(p), c));
+    changes.extend(bpf_changes);
+    if file_changed {
+        changes.push(Change::File(WriteFile {
+            path: file.clone(),
+            content: content.clone().into_bytes(),
+            mode: 0o644,
+        }));
+    }
+    let edited = edits(root, image, &changes)?;
+    let boot = persist::boot_winners(snap, &settings, &content);
+    let blocked = (boot.iter().any(|b| !b.ok) && !opts.force) || !edited.is_empty();
+    let mut keys: Vec<KeyResult> = settings
+        .iter()
+        .map(|s| sysctl::key_result(s, snap, opts.dry_run, opts.no_apply))
+        .collect();
+    if blocked {
+        skip_runtime_sets(&mut keys, !edited.is_empty());
+    }
+    let target = settings
+        .iter()
+        .find(|s| s.key == KEY_QDISC && s.host_only.is_none())
+        .map(|s| s.value.clone());
+    let ifaces = Interfaces::new(snap, target);
     let stale = ifaces.stale();
-    let to_set = keys.iter().any(|k| k.runtime == RuntimeStatus::WouldSet);
-    let bpf_changes = bpf.as_ref().is_some_and(|b| {
-        b.unit_write.is_some()
-            || b.wants_link.is_some()
-            || (b.registration == "register" && !opts.no_apply)
-    });
-    let changed = !blocked
-        && (file_changed || to_set || bpf_changes || (!stale.is_empty() && !opts.no_apply));
-    let mut report = EnableReport {
-        file: file_shown,
+    let to_set = keys.iter().any(|k| would_write(k.runtime));
+    let changed =
+        !blocked && (!changes.is_empty() || to_set || (!stale.is_empty() && !opts.no_apply));
+    let verb = if opts.dry_run && !blocked {
+        InterfaceVerb::WouldRecreate
+    } else {
+        InterfaceVerb::UnchangedDefault
+    };
+    let report = EnableReport {
+        file: root.show(&file),
         content,
         file_changed,
+        interfaces: ifaces.describe(verb),
         keys,
         boot,
         notes,
-        interfaces: Vec::new(),
         blocked,
+        edited,
         changed,
         dry_run: opts.dry_run,
         before_image: root.show(&root.state_file()),
         problem: blocked,
         bpf,
+        policy: None,
     };
-    if blocked {
-        skip_runtime_sets(&mut report.keys);
-    }
-    let verb = if opts.dry_run && !blocked {
-        "would_recreate"
-    } else {
-        "unchanged_default"
-    };
-    report.interfaces = describe_interfaces(
-        &ifaces.listed,
-        &|i| ifaces.candidate(i),
-        verb,
-        ifaces.target.as_deref(),
-    );
     if blocked || opts.dry_run || !changed {
         return Ok(Plan {
             report,
             created_dirs: Vec::new(),
-            steps: Vec::new(),
+            changes: Vec::new(),
         });
     }
-    let steps = steps(&report, file, ifaces, stale, !opts.no_apply);
-    let created_dirs = created_dirs(root, report.bpf.as_ref());
-    Ok(Plan {
-        report,
-        created_dirs,
-        steps,
-    })
-}
-
-/// The BPF part of the plan when `cc` is one of bbrkit-bpf's algorithms.
-fn bpf_plan(root: &Root, cc: &str) -> Result<Option<BpfPlan>, HostError> {
-    if !crate::bpfcc::is_bpf_cc(cc) {
-        return Ok(None);
-    }
-    let exe = std::env::current_exe()
-        .map_err(|e| HostError::Bpf(format!("the running bbrkit's path: {e}")))?;
-    Ok(Some(super::bpf::plan(root, cc, &exe)?))
-}
-
-/// A blocked run sets nothing at runtime: the keys it would have set say why.
-fn skip_runtime_sets(keys: &mut [KeyResult]) {
-    for k in keys {
-        if k.runtime == RuntimeStatus::WouldSet {
-            k.runtime = RuntimeStatus::Skipped;
-            k.detail = "not applied: another file overrides bbrkit at boot (use --force)".into();
-        }
-    }
-}
-
-/// The directories a run that changes something creates: sysctl.d, the
-/// state directory, and those of the BPF part's unit files.
-fn created_dirs(root: &Root, bpf: Option<&BpfPlan>) -> Vec<PathBuf> {
-    let mut created_dirs = missing_dirs(&root.path("etc/sysctl.d"));
-    created_dirs.extend(missing_dirs(&root.state_dir()));
-    if let Some(b) = bpf {
-        let unit_dirs = b.unit_write.iter().map(|(p, _)| p);
-        for p in unit_dirs.chain(b.wants_link.iter().map(|(p, _)| p)) {
-            for d in missing_dirs(p.parent().unwrap_or(root.base())) {
-                if !created_dirs.contains(&d) {
-                    created_dirs.push(d);
-                }
-            }
-        }
-    }
-    created_dirs
-}
-
-/// The steps of a run that changes something: the file, the runtime
-/// values, then (when applying) the interfaces.
-fn steps(
-    report: &EnableReport,
-    file: PathBuf,
-    ifaces: Interfaces,
-    stale: Vec<InterfaceImage>,
-    apply: bool,
-) -> Vec<Step> {
-    let mut steps = Vec::new();
-    if let Some(b) = &report.bpf {
-        if b.registration == "register" && apply {
-            steps.push(Step::RegisterBpf {
-                cc: b.cc.clone(),
-                pinned_before: b.pinned_before.clone(),
-            });
-        }
-        if let Some((path, text)) = &b.unit_write {
-            steps.push(Step::WriteFile {
-                path: path.clone(),
-                content: text.clone().into_bytes(),
-                mode: 0o644,
-            });
-        }
-        if let Some((path, target)) = &b.wants_link {
-            steps.push(Step::WriteSymlink {
-                path: path.clone(),
-                target: target.clone(),
-            });
-        }
-    }
-    if report.file_changed {
-        steps.push(Step::WriteFile {
-            path: file,
-            content: report.content.clone().into_bytes(),
-            mode: 0o644,
-        });
-    }
-    steps.extend(
-        report
-            .keys
-            .iter()
-            .filter(|k| k.runtime == RuntimeStatus::WouldSet)
-            .map(|k| Step::SetSysctl {
-                key: k.key.clone(),
-                value: k.value.clone(),
-                before: k.before.clone(),
-            }),
-    );
-    if let (true, Some(target)) = (apply, ifaces.target) {
-        steps.push(Step::RecreateQdiscs {
+    changes.extend(runtime_changes(snap, &report.keys, &opts.cc));
+    if let (false, Some(target)) = (opts.no_apply, ifaces.target.clone()) {
+        changes.push(Change::Qdiscs(RecreateQdiscs {
             target,
             listed: ifaces.listed,
             interfaces: stale,
+        }));
+    }
+    let created_dirs = created_dirs(snap, &changes);
+    Ok(Plan {
+        report,
+        created_dirs,
+        changes,
+    })
+}
+
+/// `enable --policy`: the policy's changes only (its copy and the
+/// attachment); a copy an operator edited blocks the run.
+fn plan_policy(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    opts: &Options,
+    popts: &PolicyOptions,
+    host: &mut dyn HostMut,
+    exe: &Path,
+) -> Result<Plan, HostError> {
+    let root = &snap.root;
+    if !opts.dry_run {
+        check_writable(&root.state_dir())?;
+    }
+    let (part, changes) = policy::plan(snap, image, popts, host, exe)?;
+    let edited = edits(root, image, &changes)?;
+    let blocked = !edited.is_empty();
+    let changed = !changes.is_empty() && !blocked;
+    let report = EnableReport {
+        file: root.show(&root.bbrkit_file()),
+        content: String::new(),
+        file_changed: false,
+        keys: Vec::new(),
+        boot: Vec::new(),
+        notes: Vec::new(),
+        interfaces: Vec::new(),
+        blocked,
+        edited,
+        changed,
+        dry_run: opts.dry_run,
+        before_image: root.show(&root.state_file()),
+        problem: blocked,
+        bpf: None,
+        policy: Some(part),
+    };
+    if blocked || opts.dry_run || !changed {
+        return Ok(Plan {
+            report,
+            created_dirs: Vec::new(),
+            changes: Vec::new(),
         });
     }
-    steps
+    let mut created_dirs = missing_dirs(&root.state_dir());
+    add_file_dirs(&mut created_dirs, root, &changes);
+    Ok(Plan {
+        report,
+        created_dirs,
+        changes,
+    })
 }
 
-/// The interfaces and the default qdisc `enable` sets, if it sets one.
-struct Interfaces {
-    listed: Vec<InterfaceQdisc>,
-    target: Option<String>,
-    kernel_has_target: bool,
+/// The planned status writes something.
+fn would_write(s: RuntimeStatus) -> bool {
+    matches!(s, RuntimeStatus::WouldSet | RuntimeStatus::WouldRaise)
 }
 
-impl Interfaces {
-    fn list(facts: &kernel::KernelFacts, settings: &[Setting]) -> Self {
-        let target = settings
-            .iter()
-            .find(|s| s.key == KEY_QDISC && s.host_only.is_none())
-            .map(|s| s.value.clone());
-        Interfaces {
-            listed: qdisc::list().unwrap_or_default(),
-            kernel_has_target: target
-                .as_deref()
-                .is_some_and(|k| provision(facts, k) != kernel::Provision::Absent),
-            target,
-        }
+/// bbrkit's files among `changes` that an operator edited since bbrkit
+/// wrote them.
+fn edits(
+    root: &crate::Root,
+    image: Option<&BeforeImage>,
+    changes: &[Change],
+) -> Result<Vec<Edit>, HostError> {
+    let mut out = Vec::new();
+    for path in written_paths(changes) {
+        out.extend(file::edit(image, root, path, &Present::read(path)?));
     }
+    Ok(out)
+}
 
-    /// Attached by the kernel from another default than the target.
-    fn candidate(&self, i: &InterfaceQdisc) -> bool {
-        self.kernel_has_target && needs_recreate(i, self.target.as_deref())
+/// A blocked run sets nothing at runtime: the keys it would have set say why.
+fn skip_runtime_sets(keys: &mut [KeyResult], edited: bool) {
+    for k in keys.iter_mut().filter(|k| would_write(k.runtime)) {
+        k.runtime = RuntimeStatus::Skipped;
+        k.detail = if edited {
+            "not applied: bbrkit's own file was edited since bbrkit wrote it".into()
+        } else {
+            "not applied: another file overrides bbrkit at boot (use --force)".into()
+        };
     }
+}
 
-    /// The candidates, as the before-image records them.
-    fn stale(&self) -> Vec<InterfaceImage> {
-        self.listed
-            .iter()
-            .filter(|i| self.candidate(i))
-            .map(|i| InterfaceImage {
-                name: i.name.clone(),
-                root: i.root.clone(),
-                leaves: i.leaves.clone(),
+/// The runtime writes of a run that changes something.
+fn runtime_changes<'a>(
+    snap: &'a Snapshot,
+    keys: &'a [KeyResult],
+    cc: &'a str,
+) -> impl Iterator<Item = Change> + 'a {
+    keys.iter()
+        .filter(|k| would_write(k.runtime))
+        .map(move |k| {
+            Change::Sysctl(SetSysctl {
+                key: k.key.clone(),
+                value: k.value.clone(),
+                before: k.before.clone(),
+                raise: k.runtime == RuntimeStatus::WouldRaise,
+                bpf_default_in_netns: k.key == KEY_CC
+                    && snap.provider(cc).is_bpf()
+                    && snap.environment.initial_netns != Some(true),
             })
-            .collect()
+        })
+}
+
+/// The directories a run that changes something creates: sysctl.d, the
+/// state directory, and those of the files it writes.
+fn created_dirs(snap: &Snapshot, changes: &[Change]) -> Vec<PathBuf> {
+    let root = &snap.root;
+    let mut created = missing_dirs(&root.path("etc/sysctl.d"));
+    created.extend(missing_dirs(&root.state_dir()));
+    add_file_dirs(&mut created, root, changes);
+    created
+}
+
+/// The paths of the files and links among `changes`.
+fn written_paths(changes: &[Change]) -> impl Iterator<Item = &Path> {
+    changes.iter().filter_map(|c| match c {
+        Change::File(f) => Some(f.path.as_path()),
+        Change::Symlink(l) => Some(l.path.as_path()),
+        _ => None,
+    })
+}
+
+/// Adds to `created` (once each) the missing directories of the files and
+/// links `changes` write.
+fn add_file_dirs(created: &mut Vec<PathBuf>, root: &crate::Root, changes: &[Change]) {
+    for path in written_paths(changes) {
+        for d in missing_dirs(path.parent().unwrap_or(root.base())) {
+            if !created.contains(&d) {
+                created.push(d);
+            }
+        }
     }
 }
 
 /// The checks that must pass before anything is written: the algorithm
 /// exists, the directories and `/proc/sys` are writable, and a non-initial
 /// namespace may choose the algorithm.
-fn preflight(root: &Root, opts: &Options, facts: &kernel::KernelFacts) -> Result<(), HostError> {
-    super::validate_cc(facts, &opts.cc)?;
+fn preflight(snap: &Snapshot, opts: &Options) -> Result<(), HostError> {
+    validate_cc(snap, &opts.cc)?;
     if opts.dry_run {
         return Ok(());
     }
-    check_writable(&root.path("etc/sysctl.d"))?;
-    check_writable(&root.state_dir())?;
+    check_writable(&snap.root.path("etc/sysctl.d"))?;
+    check_writable(&snap.root.state_dir())?;
     if opts.no_apply {
         return Ok(());
     }
-    let environment = env::detect(root);
-    if !sysctl::writable(KEY_CC) {
+    let environment = &snap.environment;
+    if snap.access(KEY_CC) != KeyAccess::Writable {
         return Err(HostError::Permission(format!(
             "cannot write {} ({}); run as root, or use --no-apply to write the file only",
-            sysctl::proc_path(KEY_CC).display(),
+            crate::sysctl::proc_path(KEY_CC).display(),
             environment.proc_sys_evidence
         )));
     }
+    let facts = &snap.kernel;
     let initial_ns = environment.initial_netns != Some(false);
     if !initial_ns
         && facts.current_cc.as_deref() != Some(opts.cc.as_str())
         && !facts.allowed_cc.contains(&opts.cc)
-        && !crate::bpfcc::is_bpf_cc(&opts.cc)
+        && !snap.provider(&opts.cc).is_bpf()
     {
         return Err(HostError::NotAllowed {
             name: opts.cc.clone(),
@@ -344,56 +343,73 @@ fn preflight(root: &Root, opts: &Options, facts: &kernel::KernelFacts) -> Result
     Ok(())
 }
 
-fn provision(facts: &kernel::KernelFacts, qdisc: &str) -> kernel::Provision {
-    facts
+fn provision(snap: &Snapshot, qdisc: &str) -> Provision {
+    snap.kernel
         .qdisc(qdisc)
         .map(|f| f.provision)
-        .unwrap_or(kernel::Provision::Unknown)
+        .unwrap_or(Provision::Unknown)
+}
+
+/// Why each default qdisc is worth setting.
+fn qdisc_reason(kind: &str) -> &'static str {
+    match kind {
+        "fq" => "fq gives BBR per-flow pacing",
+        _ => {
+            "fq_codel keeps each flow's queue short with CoDel; it does not pace, BBR paces itself (Linux >= 4.13)"
+        }
+    }
+}
+
+/// The setting of the algorithm itself.
+fn cc_setting(snap: &Snapshot, cc: &str) -> Setting {
+    let bpf = snap.provider(cc).is_bpf();
+    Setting {
+        key: KEY_CC.into(),
+        value: cc.into(),
+        ours: cc.into(),
+        direction: Direction::Exactly,
+        rationale: if bpf {
+            format!(
+                "congestion control for new TCP sockets of this network namespace: {cc} (BPF; `-`: it does not exist yet when systemd-sysctl runs, bbrkit-{cc}.service registers it and sets it)"
+            )
+        } else {
+            format!("congestion control for new TCP sockets of this network namespace: {cc}")
+        },
+        persist: true,
+        optional: bpf,
+        host_only: None,
+    }
 }
 
 /// The keys to manage (algorithm, default qdisc, tuning) and the notes
 /// explaining what is left alone.
-fn settings(facts: &kernel::KernelFacts, opts: &Options) -> (Vec<Setting>, Vec<String>) {
+fn settings(snap: &Snapshot, opts: &Options) -> (Vec<Setting>, Vec<String>) {
     let mut notes = Vec::new();
-    let mut settings = vec![Setting {
-        key: KEY_CC.into(),
-        value: opts.cc.clone(),
-        rationale: if crate::bpfcc::is_bpf_cc(&opts.cc) {
-            format!(
-                "congestion control for new TCP sockets of this network namespace: {cc} (BPF; `-`: it does not exist yet when systemd-sysctl runs, bbrkit-{cc}.service registers it and sets it)",
-                cc = opts.cc
-            )
-        } else {
-            format!(
-                "congestion control for new TCP sockets of this network namespace: {}",
-                opts.cc
-            )
-        },
-        persist: true,
-        optional: crate::bpfcc::is_bpf_cc(&opts.cc),
-        host_only: None,
-    }];
-    let has = |name: &str| provision(facts, name);
+    let mut settings = vec![cc_setting(snap, &opts.cc)];
+    let has = |name: &str| provision(snap, name);
     let wanted = match opts.qdisc {
         QdiscChoice::Keep => None,
         QdiscChoice::Auto => match has("fq") {
-            kernel::Provision::Absent => {
+            Provision::Absent => {
                 notes.push("kernel has no fq: BBR uses internal pacing (Linux >= 4.13); default qdisc left as it is".to_string());
                 None
             }
-            p => Some(("fq", p == kernel::Provision::Unknown)),
+            p => Some(("fq", p == Provision::Unknown)),
         },
         QdiscChoice::Fq => Some(("fq", !has("fq").present())),
         QdiscChoice::FqCodel => Some(("fq_codel", !has("fq_codel").present())),
     };
     if let Some((kind, optional)) = wanted {
-        let qdisc_host = host_only(KEY_QDISC);
+        let qdisc_host = sysctl::host_only(snap, KEY_QDISC);
         notes.extend(qdisc_host.clone());
         settings.push(Setting {
             key: KEY_QDISC.into(),
             value: kind.into(),
+            ours: kind.into(),
+            direction: Direction::Exactly,
             rationale: format!(
-                "{kind} for qdiscs created from now on (fq gives BBR per-flow pacing)"
+                "{kind} for qdiscs created from now on ({})",
+                qdisc_reason(kind)
             ),
             persist: qdisc_host.is_none(),
             optional,
@@ -401,124 +417,22 @@ fn settings(facts: &kernel::KernelFacts, opts: &Options) -> (Vec<Setting>, Vec<S
         });
     }
     if opts.tune {
-        for (k, v, why) in TUNING {
-            let h = host_only(k);
-            settings.push(Setting {
-                key: (*k).into(),
-                value: (*v).into(),
-                rationale: (*why).into(),
+        settings.extend(TUNING.iter().map(|t| {
+            let h = sysctl::host_only(snap, t.key);
+            let found = snap.runtime(t.key).filter(|_| h.is_none());
+            Setting {
+                key: t.key.into(),
+                value: sysctl::merge(t.direction, t.value, found),
+                ours: t.value.into(),
+                direction: t.direction,
+                rationale: t.why.into(),
                 persist: h.is_none(),
                 optional: false,
                 host_only: h,
-            });
-        }
+            }
+        }));
     }
     (settings, notes)
-}
-
-/// Why this network namespace does not own `key`, if it does not.
-fn host_only(key: &str) -> Option<String> {
-    let p = sysctl::proc_path(key);
-    match std::fs::metadata(&p) {
-        Err(_) => Some(format!(
-            "{key} does not exist in this network namespace: the host's job (change it on the host)"
-        )),
-        Ok(m) if m.permissions().mode() & 0o222 == 0 => Some(format!(
-            "{key} is read-only in this network namespace: owned by the host (change it on the host)"
-        )),
-        Ok(_) => None,
-    }
-}
-
-/// bbrkit's file (deterministic: no timestamps, so a second run is a no-op).
-pub(super) fn render(settings: &[Setting]) -> String {
-    let mut s = String::from(
-        "# Written by `bbrkit enable`; undo with `bbrkit rollback` (do not edit: bbrkit\n\
-         # compares this file byte for byte). The name 99-zz-bbrkit.conf sorts after\n\
-         # 50-default.conf and 99-sysctl.conf, so it wins under systemd-sysctl.\n",
-    );
-    for st in settings.iter().filter(|s| s.persist) {
-        s.push_str(&format!(
-            "\n# {}\n{}{} = {}\n",
-            st.rationale,
-            if st.optional { "-" } else { "" },
-            st.key,
-            st.value
-        ));
-    }
-    s
-}
-
-/// The winner at boot of every persisted key under both loaders, with the
-/// planned file in place.
-fn boot_winners(
-    root: &Root,
-    settings: &[Setting],
-    content: &str,
-    file_shown: &str,
-) -> Result<Vec<BootWinner>, HostError> {
-    let overlay = Overlay {
-        basename: crate::SYSCTL_FILE_NAME.into(),
-        content: Some(content.to_string()),
-    };
-    let keys: Vec<&str> = settings
-        .iter()
-        .filter(|s| s.persist)
-        .map(|s| s.key.as_str())
-        .collect();
-    let resolved = precedence::resolve(root, &keys, Some(&overlay))?;
-    Ok(resolved
-        .into_iter()
-        .map(|r| {
-            let ours = settings.iter().find(|s| s.key == r.key).map(|s| &s.value);
-            let ok = r
-                .winner
-                .as_ref()
-                .is_some_and(|w| w.file == file_shown || Some(&w.value) == ours);
-            BootWinner {
-                key: r.key,
-                loader: r.loader,
-                file: r.winner.as_ref().map(|w| w.file.clone()),
-                line: r.winner.as_ref().map(|w| w.line),
-                value: r.winner.map(|w| w.value),
-                ok,
-            }
-        })
-        .collect())
-}
-
-/// A key's planned runtime outcome.
-fn key_result(s: &Setting, opts: &Options) -> KeyResult {
-    let before = sysctl::read(&s.key).ok().flatten();
-    let same = before.as_deref() == Some(sysctl::normalize(&s.value).as_str());
-    let (runtime, detail) = if let Some(h) = &s.host_only {
-        (RuntimeStatus::HostOnly, h.clone())
-    } else if same {
-        (RuntimeStatus::AlreadySet, "already set".to_string())
-    } else if opts.no_apply && !opts.dry_run {
-        (
-            RuntimeStatus::Skipped,
-            "--no-apply: file only, takes effect at boot".to_string(),
-        )
-    } else {
-        (
-            RuntimeStatus::WouldSet,
-            format!(
-                "would change {} -> {}",
-                before.as_deref().unwrap_or("(absent)"),
-                s.value
-            ),
-        )
-    };
-    KeyResult {
-        key: s.key.clone(),
-        value: s.value.clone(),
-        rationale: s.rationale.clone(),
-        persisted: s.persist,
-        before,
-        runtime,
-        detail,
-    }
 }
 
 /// `dir`, or its nearest existing ancestor, is writable by this process.

@@ -1,9 +1,19 @@
-//! The types `enable` takes and returns (options, per-key and per-interface
-//! outcomes, the report) and the tuning set. Pure data; no I/O.
+//! The types `enable` takes and returns: its options and its report (also
+//! the `--json` document). The per-change outcomes inside the report are
+//! the change kinds' own types (`crate::change`), re-exported here. Pure
+//! data; no I/O.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::precedence::Loader;
+pub use crate::change::boot_unit::{UnitFile, UnitFileAction};
+pub use crate::change::bpf::{BpfPlan, RegistrationStep};
+pub use crate::change::file::Edit;
+pub use crate::change::persist::BootWinner;
+pub use crate::change::policy::{PolicyOptions, PolicyPlan, PolicyStep};
+pub use crate::change::qdisc::{InterfaceAction, InterfaceVerb};
+pub use crate::change::sysctl::{KeyResult, RuntimeStatus, TUNING};
 
 /// `--qdisc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,117 +44,27 @@ pub struct Options {
     pub no_apply: bool,
     /// Proceed although another file overrides bbrkit's value at boot.
     pub force: bool,
+    /// The bbrkit binary a boot unit would run a copy of (None: this one).
+    pub exe: Option<PathBuf>,
+    /// `--policy FILE [--cgroup PATH]`: attach a per-connection policy
+    /// instead (the default algorithm, qdisc and tuning are left alone).
+    pub policy: Option<PolicyOptions>,
 }
 
-/// The tuning set (`--tune`): key, value, one-line rationale.
-pub const TUNING: &[(&str, &str, &str)] = &[
-    (
-        "net.core.rmem_max",
-        "67108864",
-        "largest receive buffer a socket may request: 64 MiB for long fat paths",
-    ),
-    (
-        "net.core.wmem_max",
-        "67108864",
-        "largest send buffer a socket may request: 64 MiB",
-    ),
-    (
-        "net.ipv4.tcp_rmem",
-        "4096 87380 33554432",
-        "TCP receive autotuning min/default/max: up to 32 MiB (BDP of 1 Gbit/s x 250 ms)",
-    ),
-    (
-        "net.ipv4.tcp_wmem",
-        "4096 65536 33554432",
-        "TCP send autotuning min/default/max: up to 32 MiB",
-    ),
-    (
-        "net.ipv4.tcp_notsent_lowat",
-        "131072",
-        "keep at most 128 KiB unsent in the socket: less latency and memory, BBR still fills the pipe",
-    ),
-    (
-        "net.ipv4.tcp_mtu_probing",
-        "1",
-        "probe the path MTU after an ICMP black hole instead of stalling",
-    ),
-    (
-        "net.ipv4.tcp_slow_start_after_idle",
-        "0",
-        "keep cwnd after idle periods so bursts after a pause need no new slow start",
-    ),
-];
-
-/// The state of one key at runtime after `enable`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuntimeStatus {
-    /// Written and read back.
-    Set,
-    /// Already had the value.
-    AlreadySet,
-    /// `--dry-run`: would be written.
-    WouldSet,
-    /// `--no-apply`: not written.
-    Skipped,
-    /// Not owned by this network namespace (absent or read-only): the host's job.
-    HostOnly,
-    /// The kernel lacks the feature (e.g. fq: ENOENT); not a failure.
-    NoKernelSupport,
-    /// EPERM (e.g. not in tcp_allowed_congestion_control).
-    NotPermitted,
-    /// Any other failure.
-    Failed,
-}
-
-/// One key `enable` manages.
-#[derive(Debug, Clone, Serialize)]
-pub struct KeyResult {
-    /// Dotted key.
-    pub key: String,
-    /// bbrkit's value.
-    pub value: String,
-    /// Why bbrkit sets it.
-    pub rationale: String,
-    /// Written to bbrkit's sysctl.d file.
-    pub persisted: bool,
-    /// Runtime value before.
-    pub before: Option<String>,
-    /// Runtime outcome.
-    pub runtime: RuntimeStatus,
-    /// One line explaining the outcome.
-    pub detail: String,
-}
-
-/// Which file wins one key at boot under one loader.
-#[derive(Debug, Clone, Serialize)]
-pub struct BootWinner {
-    /// Key.
-    pub key: String,
-    /// Loader.
-    pub loader: Loader,
-    /// Winning file (None: no file sets it; the kernel default stays).
-    pub file: Option<String>,
-    /// Line in that file.
-    pub line: Option<usize>,
-    /// Value that wins.
-    pub value: Option<String>,
-    /// True when bbrkit's file wins or the winner has bbrkit's value.
-    pub ok: bool,
-}
-
-/// What happened to one interface.
-#[derive(Debug, Clone, Serialize)]
-pub struct InterfaceAction {
-    /// Interface name.
-    pub name: String,
-    /// Root qdisc before (`pfifo_fast 0:`).
-    pub before: String,
-    /// `recreated`, `would_recreate`, `already_default`, `deliberate`,
-    /// `noqueue`, `inactive`, `unchanged_default`, `failed`.
-    pub action: String,
-    /// One line explaining it.
-    pub detail: String,
+impl Options {
+    /// `cc` with every other option at its default (`--qdisc auto`).
+    pub fn new(cc: &str) -> Options {
+        Options {
+            cc: cc.into(),
+            qdisc: QdiscChoice::Auto,
+            tune: false,
+            dry_run: false,
+            no_apply: false,
+            force: false,
+            exe: None,
+            policy: None,
+        }
+    }
 }
 
 /// The `enable` report (also the `--json` document).
@@ -164,9 +84,13 @@ pub struct EnableReport {
     pub notes: Vec<String>,
     /// Interfaces.
     pub interfaces: Vec<InterfaceAction>,
-    /// Another file overrides bbrkit at boot and `--force` was not given:
-    /// nothing was written.
+    /// Nothing was written because another file overrides bbrkit at boot
+    /// (and `--force` was not given) or an operator edited one of bbrkit's
+    /// files (`edited`).
     pub blocked: bool,
+    /// bbrkit's files an operator edited since bbrkit wrote them: never
+    /// replaced.
+    pub edited: Vec<Edit>,
     /// Anything changed (or would change with `--dry-run`).
     pub changed: bool,
     /// `--dry-run`.
@@ -176,5 +100,33 @@ pub struct EnableReport {
     /// A problem that makes the command exit 1.
     pub problem: bool,
     /// The BPF part (`--cc bbr3`): registration, unit; `null` otherwise.
-    pub bpf: Option<super::bpf::BpfPlan>,
+    pub bpf: Option<BpfPlan>,
+    /// The policy part (`--policy`): compiled rules, cgroup, pins; `null`
+    /// otherwise.
+    pub policy: Option<PolicyPlan>,
+}
+
+impl EnableReport {
+    /// The human `boot:` lines (see [`crate::change::persist::boot_lines`]):
+    /// bbrkit's file *would* apply when this run does not write it.
+    pub fn boot_lines(&self) -> Vec<String> {
+        let planned = self.file_changed && (self.dry_run || self.blocked);
+        crate::change::persist::boot_lines(&self.boot, &self.file, planned)
+    }
+
+    /// The human lines of the BPF part.
+    pub fn bpf_lines(&self) -> Vec<String> {
+        self.bpf
+            .as_ref()
+            .map(|b| crate::change::bpf::lines(b, self.dry_run))
+            .unwrap_or_default()
+    }
+
+    /// The human lines of the policy part.
+    pub fn policy_lines(&self) -> Vec<String> {
+        self.policy
+            .as_ref()
+            .map(|p| crate::change::policy::lines(p, self.dry_run))
+            .unwrap_or_default()
+    }
 }

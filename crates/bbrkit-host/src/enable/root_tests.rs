@@ -13,10 +13,10 @@ use netlink_packet_route::link::{InfoKind, LinkAttribute, LinkFlags, LinkInfo, L
 use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage};
 
 use super::*;
+use crate::change::UndoMode;
 use crate::netlink::request;
 use crate::qdisc::{self, Class, InterfaceQdisc};
-use crate::rollback;
-use crate::{KEY_CC, KEY_QDISC, sysctl};
+use crate::{KEY_CC, KEY_QDISC, LinuxHost, Root, rollback, sysctl};
 
 /// Runs `f` on a thread inside a fresh network namespace; returns the
 /// initial namespace's `default_qdisc` (read before unsharing) to `f`.
@@ -144,31 +144,24 @@ fn enable_and_rollback_report_deliberate_qdiscs_and_never_touch_them() {
         assert_eq!(before[2].4, Class::Multiqueue);
 
         sysctl::write(KEY_CC, "reno").unwrap();
-        let opts = Options {
-            cc: "bbr".into(),
-            qdisc: QdiscChoice::Auto,
-            tune: false,
-            dry_run: false,
-            no_apply: false,
-            force: false,
-        };
-        let r = run(&root, &opts).unwrap();
+        let opts = Options::new("bbr");
+        let r = run(&mut LinuxHost::new(root.clone()), &opts).unwrap();
         assert!(r.changed && !r.problem, "{r:?}");
         let action = |n: &str| {
             r.interfaces
                 .iter()
                 .find(|a| a.name == n)
-                .map(|a| a.action.clone())
+                .map(|a| a.action)
                 .unwrap_or_else(|| panic!("{n} not reported: {r:?}"))
         };
-        assert_eq!(action("bbrkd0"), "deliberate");
-        assert_eq!(action("bbrkd1"), "deliberate");
+        assert_eq!(action("bbrkd0"), InterfaceVerb::Deliberate);
+        assert_eq!(action("bbrkd1"), InterfaceVerb::Deliberate);
         // The default qdisc is the host's in a namespace: nothing to re-create.
-        assert_eq!(action("bbrkmq0"), "unchanged_default");
+        assert_eq!(action("bbrkmq0"), InterfaceVerb::UnchangedDefault);
         assert_eq!(snapshot(), before, "enable changed a qdisc");
         assert_eq!(sysctl::read(KEY_CC).unwrap().as_deref(), Some("bbr"));
 
-        let rb = rollback::run(&root, false, false).unwrap();
+        let rb = rollback::run(&mut LinuxHost::new(root), UndoMode::default()).unwrap();
         assert!(!rb.problem, "{rb:?}");
         assert_eq!(snapshot(), before, "rollback changed a qdisc");
         assert_eq!(sysctl::read(KEY_CC).unwrap().as_deref(), Some("reno"));

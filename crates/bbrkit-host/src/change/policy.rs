@@ -1,0 +1,566 @@
+//! The per-connection policy's sock_ops attachment as one kind of change
+//! (`enable --policy FILE [--cgroup PATH]`, issue 19).
+//!
+//! ```text
+//!   plan:     FILE ─parse─▶ Policy ─Compiled::new(salt)─▶ Compiled
+//!             every algorithm it names registered?  (else refused, nothing changed)
+//!             cgroup (default: the cgroup2 mount) ─▶ cgroup id ─▶ pin dirs A, B
+//!   record:   Recorded::Policy { cgroup, cgroup_id }   + the copy as a file change
+//!   apply:    copy FILE to var/lib/bbrkit/policy/<slug>.toml (atomic, prior kept)
+//!             attach + pin in the free dir of A/B        ("policy-pinned")
+//!             detach the old one (a replaced policy)     ("policy-attached")
+//!   verify:   the link pin's cgroup is the cgroup; maps read back == the copy;
+//!             live connections agreeing / disagreeing with decide()
+//!   doctor:   map pins without a link, a policy program without a pin, rules
+//!             no connection matched, another sock_ops program on the cgroup
+//!   rollback: detach both dirs of every recorded cgroup (the copy is a file)
+//!   boot:     re-attach every recorded policy from its copy
+//! ```
+//!
+//! Two pin directories per cgroup (`<PIN_ROOT>/<id>` and `<id>-b`) make a
+//! replacement gapless: the new policy is attached and pinned in the free
+//! one before the old one is detached. While both are attached the older
+//! runs first and its `bpf_setsockopt` marks the socket's algorithm as
+//! chosen (`icsk_ca_setsockopt`), so the newer keeps it: the old policy
+//! governs whole until it is detached, the new one whole after (measured,
+//! `sigkill_at_each_step_leaves_the_old_or_the_new_policy`). The before-image is saved before anything is attached, so
+//! every pin bbrkit makes is already named by the image: a kill at any
+//! point leaves the old policy, or the new one, or both (the next `enable`
+//! or `rollback` detaches the extra one) — never a pin the image does not
+//! know. The salt of the splits is the first 8 bytes of the file's SHA-256,
+//! so the boot unit's re-attachment draws exactly as before.
+//!
+//! Never attaches to a cgroup it was not given (the default is the cgroup2
+//! mount's root), never touches a pin directory the image does not name.
+
+use std::path::{Path, PathBuf};
+
+use bbrkit_policy::attached::{self, Counters, SockOpsProgram};
+use bbrkit_policy::{Compiled, Policy};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::Change;
+use super::boot_unit::{self, UnitFile};
+use super::file::WriteFile;
+use crate::host::HostMut;
+use crate::image::{BeforeImage, Present, Recorded};
+use crate::outcome::{Action, ActionKind};
+use crate::snapshot::Snapshot;
+use crate::{HostError, Root};
+
+/// Where the copies of the policy files live under the root.
+pub const COPY_DIR: &str = "var/lib/bbrkit/policy";
+
+/// `enable --policy FILE [--cgroup PATH]`.
+#[derive(Debug, Clone)]
+pub struct PolicyOptions {
+    /// The policy file as given.
+    pub file: PathBuf,
+    /// The cgroup v2 directory (None: the cgroup2 mount's root).
+    pub cgroup: Option<PathBuf>,
+}
+
+/// A pinned attachment read back from the kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyLive {
+    /// The link's id.
+    pub link_id: u32,
+    /// The program's id.
+    pub prog_id: u32,
+    /// The cgroup the link attaches to.
+    pub cgroup_id: u64,
+    /// The maps read back.
+    pub maps: Result<Compiled, String>,
+    /// The program's counters.
+    pub counters: Result<Counters, String>,
+}
+
+/// A directory under [`attached::PIN_ROOT`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyPin {
+    /// The pin directory.
+    pub dir: PathBuf,
+    /// What its link pin holds (`Err`: no link pin, or unreadable).
+    pub live: Result<PolicyLive, String>,
+}
+
+/// A policy the before-image records, with its copy as it is now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyRecord {
+    /// The cgroup directory.
+    pub cgroup: PathBuf,
+    /// Its id when enabled (names the pin directories).
+    pub cgroup_id: u64,
+    /// Its directory's id now (`None`: the directory does not exist). A
+    /// child cgroup is a new directory after a reboot: a new id.
+    pub now_id: Option<u64>,
+    /// The copy under the root.
+    pub copy: PathBuf,
+    /// The copy's bytes (None: missing).
+    pub text: Option<Vec<u8>>,
+}
+
+/// The policy part of a snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyView {
+    /// The policies the before-image records.
+    pub records: Vec<PolicyRecord>,
+    /// Every directory under [`attached::PIN_ROOT`].
+    pub pins: Vec<PolicyPin>,
+    /// The sock_ops programs each recorded cgroup runs (effective), `doctor` only.
+    pub programs: Vec<(PathBuf, Result<Vec<SockOpsProgram>, String>)>,
+    /// The policies' boot unit (`bbrkit-policy.service`) as systemd would find it.
+    pub unit: crate::unit::UnitState,
+}
+
+impl PolicyRecord {
+    /// The id its policy is attached by: the directory's now, else the
+    /// recorded one.
+    pub fn id(&self) -> u64 {
+        self.now_id.unwrap_or(self.cgroup_id)
+    }
+
+    /// Every pin directory its policy may have: those of the id now and of
+    /// the recorded id (a directory removed and made again, or a reboot).
+    pub fn pin_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = pin_dirs(self.id()).to_vec();
+        if self.id() != self.cgroup_id {
+            dirs.extend(pin_dirs(self.cgroup_id));
+        }
+        dirs
+    }
+}
+
+/// What `enable --policy` does about the attachment (`step` in `--json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyStep {
+    /// Nothing attached yet: attach and pin.
+    Attach,
+    /// Done.
+    Attached,
+    /// Another bbrkit policy holds the cgroup: attach the new, detach the old.
+    Replace,
+    /// Done.
+    Replaced,
+    /// The same policy is attached already.
+    Unchanged,
+}
+
+/// The policy part of `enable`'s report (`policy` in `--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyPlan {
+    /// The file as given.
+    pub file: String,
+    /// The copy bbrkit keeps for the boot unit.
+    pub copy: String,
+    /// The cgroup v2 directory.
+    pub cgroup: String,
+    /// Its id.
+    pub cgroup_id: u64,
+    /// Where the attachment is pinned.
+    pub pin_dir: String,
+    /// The pin directory of the policy it replaces.
+    pub replaces: Option<String>,
+    /// What happens.
+    pub step: PolicyStep,
+    /// The algorithms the rules name (all registered).
+    pub needs: Vec<String>,
+    /// The compiled rules and maps (`bbrkit_policy::render::dry_run`).
+    pub compiled: String,
+    /// The boot unit's files (`bbrkit-policy.service`; empty when the root
+    /// does not boot with systemd).
+    pub unit: Vec<UnitFile>,
+    /// Whether the root boots with systemd, and the evidence.
+    pub systemd: String,
+}
+
+/// Attach and pin a compiled policy, then detach the one it replaces.
+#[derive(Debug, Clone)]
+pub struct Attach {
+    /// The cgroup.
+    pub cgroup: PathBuf,
+    /// Its id.
+    pub cgroup_id: u64,
+    /// The free pin directory.
+    pub dir: PathBuf,
+    /// The attachment it replaces.
+    pub old: Option<PathBuf>,
+    /// The maps' content.
+    pub compiled: Compiled,
+}
+
+/// The salt of a policy's draws: the first 8 bytes of its SHA-256.
+pub fn salt(text: &[u8]) -> u64 {
+    let d = Sha256::digest(text);
+    u64::from_be_bytes(d[..8].try_into().unwrap_or([0; 8]))
+}
+
+/// Parses and compiles a policy file's bytes.
+pub fn compile(origin: &str, bytes: &[u8]) -> Result<(Policy, Compiled), HostError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| HostError::PolicyRefused {
+        reason: format!("{origin}: not UTF-8 text ({e})"),
+    })?;
+    let policy = bbrkit_policy::parse(origin, text).map_err(HostError::Policy)?;
+    let compiled = Compiled::new(&policy, salt(bytes));
+    Ok((policy, compiled))
+}
+
+/// The two pin directories of cgroup `id`: `<id>` and `<id>-b` (bpffs
+/// refuses names with a dot: they are its own, like `maps.debug`).
+pub fn pin_dirs(id: u64) -> [PathBuf; 2] {
+    let a = attached::default_pin_dir(id);
+    let b = PathBuf::from(format!("{}-b", a.display()));
+    [a, b]
+}
+
+/// The copy of the policy of `cgroup` (`root.toml` for the cgroup2 root).
+pub fn copy_path(root: &Root, mount: Option<&Path>, cgroup: &Path) -> PathBuf {
+    let rel = mount.and_then(|m| cgroup.strip_prefix(m).ok());
+    let slug = match rel {
+        Some(r) if r.as_os_str().is_empty() => "root".to_string(),
+        Some(r) => r.display().to_string().replace('/', "-"),
+        None => cgroup
+            .display()
+            .to_string()
+            .trim_matches('/')
+            .replace('/', "-"),
+    };
+    root.path(COPY_DIR).join(format!("{slug}.toml"))
+}
+
+impl Attach {
+    pub(super) fn record(&self) -> Recorded {
+        Recorded::Policy {
+            cgroup: self.cgroup.display().to_string(),
+            cgroup_id: self.cgroup_id,
+        }
+    }
+
+    pub(super) fn apply(&self, host: &mut dyn HostMut) -> Result<PolicyStep, HostError> {
+        host.detach_policy(&self.dir)?; // a stale half (map pins, no link)
+        host.attach_policy(&self.compiled, &self.cgroup, &self.dir)?;
+        host.crash_point("policy-pinned");
+        match &self.old {
+            None => Ok(PolicyStep::Attached),
+            Some(old) => host.detach_policy(old).map(|_| PolicyStep::Replaced),
+        }
+    }
+}
+
+fn refuse(reason: String) -> HostError {
+    HostError::PolicyRefused { reason }
+}
+
+/// Every algorithm the policy names is registered; else the fix.
+fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, HostError> {
+    let needs: Vec<String> = policy.algorithms().into_iter().collect();
+    let available = &snap.kernel.available_cc;
+    let Some(cc) = needs.iter().find(|c| !available.contains(c)) else {
+        return Ok(needs);
+    };
+    let fix = if snap.provider(cc).is_bpf() {
+        format!("run `bbrkit enable --cc {cc}` first (it registers {cc})")
+    } else if snap.kernel.loadable_cc.contains(cc) {
+        format!("load its module first (modprobe tcp_{cc})")
+    } else {
+        format!("this kernel offers {}", available.join(" "))
+    };
+    Err(refuse(format!(
+        "the policy names {cc}, which is not registered: {fix}"
+    )))
+}
+
+/// The live pin of `dir`, if a link is pinned there.
+fn live<'a>(snap: &'a Snapshot, dir: &Path) -> Option<&'a PolicyLive> {
+    let pin = snap.policy.pins.iter().find(|p| p.dir == dir)?;
+    pin.live.as_ref().ok()
+}
+
+/// The image records a policy on cgroup `cgroup`, by its id now or by
+/// path (the id it was recorded with is an earlier boot's).
+fn recorded_id(image: Option<&BeforeImage>, cgroup: &Path, id: u64) -> bool {
+    recorded(image)
+        .iter()
+        .any(|(cg, i)| *i == id || Path::new(cg) == cgroup)
+}
+
+/// `(cgroup, cgroup_id)` of every policy the image records.
+pub fn recorded(image: Option<&BeforeImage>) -> Vec<(String, u64)> {
+    image
+        .into_iter()
+        .flat_map(|i| &i.changes)
+        .filter_map(|c| match c {
+            Recorded::Policy { cgroup, cgroup_id } => Some((cgroup.clone(), *cgroup_id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Decides `enable --policy`: refuses a bad file, an algorithm that is not
+/// registered, a directory that is not a cgroup v2, a pin the image does
+/// not know; returns the report part and the changes (none when the same
+/// policy is attached already) — with the boot unit's files, when the
+/// root boots with systemd, whatever else is enabled: `boot --policy`
+/// leaves an attached policy as it is, so after `bbrkit-bbr3.service`
+/// re-attached them it changes nothing.
+pub fn plan(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    opts: &PolicyOptions,
+    host: &dyn HostMut,
+    exe: &Path,
+) -> Result<(PolicyPlan, Vec<Change>), HostError> {
+    let origin = opts.file.display().to_string();
+    let bytes = std::fs::read(&opts.file).map_err(|e| HostError::io(&opts.file, e))?;
+    let (policy, compiled) = compile(&origin, &bytes)?;
+    let needs = check_algorithms(snap, &policy)?;
+    let cgroup = match (&opts.cgroup, &snap.cgroup2) {
+        (Some(c), _) => c.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) => return Err(refuse(
+            "no cgroup v2 is mounted (see /proc/self/mountinfo): a policy attaches to a cgroup v2"
+                .into(),
+        )),
+    };
+    let cgroup_id = host.cgroup_id(&cgroup)?;
+    let dirs = pin_dirs(cgroup_id);
+    let present: Vec<&PathBuf> = dirs
+        .iter()
+        .filter(|d| snap.policy.pins.iter().any(|p| p.dir == **d))
+        .collect();
+    if let (Some(d), false) = (present.first(), recorded_id(image, &cgroup, cgroup_id)) {
+        return Err(HostError::NotOurs {
+            path: d.display().to_string(),
+            reason: "a policy pin bbrkit's before-image does not record; bbrkit does not take it over (remove it, then enable again)".into(),
+        });
+    }
+    let old = dirs.iter().find(|d| live(snap, d).is_some()).cloned();
+    let dir = dirs
+        .iter()
+        .find(|d| Some(*d) != old.as_ref())
+        .cloned()
+        .unwrap_or_else(|| dirs[0].clone());
+    let copy = copy_path(&snap.root, snap.cgroup2.as_deref(), &cgroup);
+    let same_copy = matches!(Present::read(&copy)?, Present::File { bytes: b, .. } if b == bytes);
+    let same_maps = old
+        .as_ref()
+        .and_then(|o| live(snap, o))
+        .is_some_and(|l| l.maps.as_ref() == Ok(&compiled));
+    let step = match (&old, same_copy && same_maps) {
+        (Some(_), true) => PolicyStep::Unchanged,
+        (Some(_), false) => PolicyStep::Replace,
+        (None, _) => PolicyStep::Attach,
+    };
+    let (systemd, evidence) = &snap.systemd;
+    let (unit, unit_changes) = if *systemd {
+        boot_unit::plan(&snap.root, image, crate::unit::POLICY, exe)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let report = PolicyPlan {
+        unit,
+        systemd: evidence.clone(),
+        file: origin,
+        copy: snap.root.show(&copy),
+        cgroup: cgroup.display().to_string(),
+        cgroup_id,
+        pin_dir: if step == PolicyStep::Unchanged {
+            old.clone().unwrap_or(dir.clone())
+        } else {
+            dir.clone()
+        }
+        .display()
+        .to_string(),
+        replaces: old
+            .as_ref()
+            .filter(|_| step == PolicyStep::Replace)
+            .map(|o| o.display().to_string()),
+        step,
+        needs,
+        compiled: bbrkit_policy::render::dry_run(&policy, &compiled),
+    };
+    let mut changes = Vec::new();
+    if step != PolicyStep::Unchanged {
+        if !same_copy {
+            changes.push(Change::File(WriteFile {
+                path: copy,
+                content: bytes,
+                mode: 0o644,
+            }));
+        }
+        changes.push(Change::Policy(Attach {
+            cgroup,
+            cgroup_id,
+            dir,
+            old,
+            compiled,
+        }));
+    }
+    changes.extend(unit_changes);
+    Ok((report, changes))
+}
+
+/// The human lines of the policy part.
+pub fn lines(p: &PolicyPlan, dry_run: bool) -> Vec<String> {
+    let would = if dry_run { "would " } else { "" };
+    let mut out: Vec<String> = p.compiled.lines().map(|l| format!("    | {l}")).collect();
+    out.insert(0, format!("policy: {} (compiled):", p.file));
+    let (cg, dir) = (&p.cgroup, &p.pin_dir);
+    out.push(match p.step {
+        PolicyStep::Attach => format!("policy: {would}attach to cgroup {cg} (id {}) and pin at {dir}", p.cgroup_id),
+        PolicyStep::Attached => format!("policy: attached to cgroup {cg} (id {}), pinned at {dir}", p.cgroup_id),
+        PolicyStep::Replace => format!(
+            "policy: {would}attach to cgroup {cg} (id {}) and pin at {dir}, then detach the policy at {}",
+            p.cgroup_id,
+            p.replaces.as_deref().unwrap_or("?")
+        ),
+        PolicyStep::Replaced => format!(
+            "policy: attached to cgroup {cg} (id {}), pinned at {dir}; detached the policy at {}",
+            p.cgroup_id,
+            p.replaces.as_deref().unwrap_or("?")
+        ),
+        PolicyStep::Unchanged => format!("policy: already attached to cgroup {cg}, pinned at {dir}"),
+    });
+    let keep = if dry_run { "would keep" } else { "keeps" };
+    out.push(format!(
+        "policy: {keep} a copy at {} (the boot entry point `bbrkit boot --policy` re-attaches it)",
+        p.copy
+    ));
+    if p.unit.is_empty() {
+        out.push(format!(
+            "policy: no boot unit: {}; run `bbrkit boot --policy` from its init system at boot",
+            p.systemd
+        ));
+    }
+    out.extend(boot_unit::lines(&p.unit, dry_run));
+    out
+}
+
+/// `rollback`'s plan: detach every pin directory of each recorded cgroup.
+pub fn plan_undo(
+    image: &BeforeImage,
+    snap: &Snapshot,
+    mode: super::UndoMode,
+    lines: &mut Vec<Action>,
+    steps: &mut Vec<(super::Undo, Option<usize>)>,
+) {
+    for (cg, id) in recorded(Some(image)) {
+        let now = snap.policy.records.iter().find(|r| r.cgroup_id == id);
+        let dirs = now.map_or_else(|| pin_dirs(id).to_vec(), PolicyRecord::pin_dirs);
+        for dir in dirs {
+            if !snap.policy.pins.iter().any(|p| p.dir == dir) {
+                continue;
+            }
+            let what = dir.display().to_string();
+            if mode.files_only() {
+                lines.push(Action::new(
+                    &what,
+                    ActionKind::Skipped,
+                    format!("--no-apply: the policy stays attached to {cg} until reboot"),
+                ));
+                continue;
+            }
+            steps.push((
+                super::Undo::DetachPolicy { dir: dir.clone() },
+                Some(lines.len()),
+            ));
+            lines.push(Action::new(
+                &what,
+                ActionKind::WouldDetach,
+                format!("detach the policy from {cg} and remove its pins"),
+            ));
+        }
+    }
+}
+
+/// Detaches `dir`; the outcome in `a`. True on failure.
+pub(super) fn detach(host: &mut dyn HostMut, dir: &Path, a: &mut Action) -> bool {
+    match host.detach_policy(dir) {
+        Ok(_) => {
+            a.action = ActionKind::Detached;
+            a.detail = a
+                .detail
+                .replace("detach the policy", "detached the policy")
+                .replace("remove its pins", "removed its pins");
+            false
+        }
+        Err(e) => {
+            a.action = ActionKind::Failed;
+            a.detail = bbrkit_diag::error_chain(&e);
+            true
+        }
+    }
+}
+
+/// The boot entry point: re-attaches every recorded policy that is not
+/// attached (after a reboot) from its copy, in the cgroup it was enabled
+/// for — found by path: a child cgroup's directory is new after a reboot,
+/// with a new id, whose pin directories the record then names through
+/// [`PolicyRecord::pin_dirs`]. A cgroup whose directory does not exist is
+/// refused with the fix (nothing waits for it: the next `boot --policy`,
+/// e.g. from the owning service's `ExecStartPre`, attaches it), the others
+/// are still attached. Returns a line per policy and whether each succeeded.
+pub fn reattach(host: &mut dyn HostMut, snap: &Snapshot) -> Vec<(bool, String)> {
+    snap.policy
+        .records
+        .iter()
+        .map(|r| match reattach_one(host, snap, r) {
+            Ok(line) => (true, line),
+            Err(e) => (
+                false,
+                format!(
+                    "policy {}: {}",
+                    r.cgroup.display(),
+                    bbrkit_diag::error_chain(&e)
+                ),
+            ),
+        })
+        .collect()
+}
+
+fn reattach_one(
+    host: &mut dyn HostMut,
+    snap: &Snapshot,
+    r: &PolicyRecord,
+) -> Result<String, HostError> {
+    let cg = r.cgroup.display();
+    if let Some((dir, _)) = attached(snap, r) {
+        return Ok(format!(
+            "policy {cg}: already attached, pinned at {}",
+            dir.display()
+        ));
+    }
+    let text = r
+        .text
+        .as_deref()
+        .ok_or_else(|| refuse(format!("{} is missing", r.copy.display())))?;
+    let (policy, compiled) = compile(&r.copy.display().to_string(), text)?;
+    check_algorithms(snap, &policy)?;
+    if r.now_id.is_none() {
+        return Err(refuse(format!(
+            "cgroup {cg} does not exist (yet): create it, or start the service that owns it, then run `bbrkit boot --policy` again (e.g. as the service's `ExecStartPre=+bbrkit boot --policy`); the policy is kept in {}",
+            r.copy.display()
+        )));
+    }
+    // By path: a child cgroup made again (after a reboot) has a new id.
+    let id = host.cgroup_id(&r.cgroup)?;
+    let dir = pin_dirs(id)[0].clone();
+    host.detach_policy(&dir)?;
+    host.attach_policy(&compiled, &r.cgroup, &dir)?;
+    Ok(format!(
+        "policy {cg}: attached from {}, pinned at {}",
+        r.copy.display(),
+        dir.display()
+    ))
+}
+
+#[path = "policy_judge.rs"]
+mod judge;
+use judge::attached;
+pub use judge::{agreement, checks, findings};
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;
