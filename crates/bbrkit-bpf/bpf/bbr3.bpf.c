@@ -2,8 +2,10 @@
 /*
  * bbr3.bpf.c: BBRv3 (google/bbr branch v3 net/ipv4/tcp_bbr.c, commit
  * 001a430b3ddb, BBR_VERSION 3) as a BPF struct_ops tcp_congestion_ops for
- * stock Linux >= 6.10, registered as "bbr3"; and "bbr2", the same code with
- * the v2alpha parameter values (bbrkit-cc's Bbr3Params::v2()).
+ * stock Linux >= 6.10, registered as "bbr3"; and "bbr2", google/bbr v2alpha
+ * (tcp_bbr2.c, commit 0487ade55081): the same machinery, v2alpha's functions
+ * where they differ (v2alpha.h) and v2alpha's values (bbrkit-cc's
+ * Bbr3Params::v2()).
  *
  * The algorithm is bbrkit-cc's bbr3 module (crates/bbrkit-cc/src/bbr3.rs and
  * bbr3/ *.rs) function for function, with google's function names, constants
@@ -52,48 +54,44 @@
  *   +---- PROBE_RTT: cwnd <= max(4, BDP/2) for max(200 ms, 1 round), then
  *          full_bw_reached ? PROBE_BW DOWN->CRUISE : STARTUP
  *
- * Per ACK (bbr3_main, google's bbr_main): [lost-skb check] -> round start ->
- * ECN alpha -> bw sample -> latest delivery signals -> (fast path) ->
- * update_model {congestion signals and lower bounds, ACK aggregation,
- * Startup loss exit, full-bw detector, drain, ProbeBW cycle and upper
- * bounds, min_rtt and PROBE_RTT} -> gains -> pacing rate -> cwnd -> bound
- * cwnd by the inflight model -> [send snapshot, telemetry].
+ * Per ACK (bbr3_main, google's bbr_main): [losses marked since the last
+ * ACK, then this ACK's: the lost-skb check] -> round start -> ECN alpha ->
+ * bw sample -> latest delivery signals -> (fast path) -> update_model
+ * {congestion signals and lower bounds, ACK aggregation, Startup loss exit,
+ * full-bw detector, drain, ProbeBW cycle and upper bounds, min_rtt and
+ * PROBE_RTT} -> gains -> pacing rate -> cwnd -> bound cwnd by the inflight
+ * model -> [counters, telemetry at a round start or state change, send
+ * snapshot].
  *
  * Where the state lives: struct bbr (hot, 104 bytes) in icsk_ca_priv;
- * struct bbr_cold (undo values, ECN counters, the 256-entry send-snapshot
- * ring that rebuilds rs->tx_in_flight/rs->lost) in BPF_MAP_TYPE_SK_STORAGE
- * bbr3_sk_stor, looked up once per ACK; per-socket telemetry in the
- * LRU hash bbr3_telemetry (telemetry.h), written on every ACK, deleted in
- * release. Units as google's: packets, bw in packets/µs << 24, gains /256,
- * min_rtt/PROBE_RTT stamps in ms (HZ=1000 jiffies), ProbeBW clock in µs.
+ * struct bbr3_sk (712 bytes: the telemetry bbrkit reads through sock_diag,
+ * the per-socket counters, undo values, ECN counters, loss bookkeeping, the
+ * 32-entry send-snapshot ring that rebuilds rs->tx_in_flight/rs->lost) in
+ * BPF_MAP_TYPE_SK_STORAGE bbr3_sk_stor, looked up once per ACK and freed
+ * with the socket. No per-ACK map update, no clock read, no per-CPU counter
+ * on the per-ACK path. Units as google's: packets, bw in packets/us << 24,
+ * gains /256, min_rtt/PROBE_RTT stamps in ms (HZ=1000 jiffies), ProbeBW
+ * clock in us.
  */
 #include "kernel.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include <bpf/bpf_endian.h>
 #include "telemetry.h"
 #include "bbr3.h"
 
 char _license[] SEC("license") = "Dual BSD/GPL";
 
-/* Cold state and the send-snapshot ring (struct bbr_cold), per socket. */
+/* Per socket: telemetry, counters, the rest of the state, the snapshot
+ * ring (struct bbr3_sk). sock_diag returns it with the socket. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct bbr_cold);
+	__type(value, struct bbr3_sk);
 } bbr3_sk_stor SEC(".maps");
 
-/* Per-socket model state for bbrkit (telemetry.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct bbr3_sock_key);
-	__type(value, struct bbr3_sock_state);
-} bbr3_telemetry SEC(".maps");
-
-/* Counters of the rebuilt signals (enum bbr3_stat in signals.h). */
+/* Counters without a socket to count in (enum bbr3_stat in signals.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 8);
@@ -114,7 +112,7 @@ struct {
 #define __arg_trusted __attribute__((btf_decl_tag("arg:trusted")))
 #define BBR3_GLOBAL __attribute__((noinline))
 
-struct bbr_cold;
+struct bbr3_sk;
 u32 bbr3_inflight(struct tcp_sock *tp, u32 bw, int gain);
 int bbr3_update_cycle_phase(struct tcp_sock *tp, const struct bbr_rs *rs,
 			    struct bbr_context *ctx);
@@ -123,7 +121,7 @@ int bbr3_check_drain(struct tcp_sock *tp);
 int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
 		      struct bbr_context *ctx);
 int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
-int bbr3_telemetry_update(struct tcp_sock *tp, struct bbr_cold *cold);
+int bbr3_model_write(struct tcp_sock *tp, struct bbr3_sk *st);
 #define bbr_inflight(sk, bw, gain) bbr3_inflight(tcp_sk(sk), (bw), (gain))
 #define bbr_update_cycle_phase(sk, rs, ctx) bbr3_update_cycle_phase(tcp_sk(sk), (rs), (ctx))
 #define bbr_update_min_rtt(sk, rs) bbr3_update_min_rtt(tcp_sk(sk), (rs))
@@ -139,7 +137,11 @@ static u32 bbr_inflight_with_headroom(const struct sock *sk);
 static u32 bbr_packets_in_net_at_edt(struct sock *sk, u32 inflight_now);
 static u32 bbr_ack_aggregation_cwnd(struct sock *sk);
 static bool bbr_is_inflight_too_high(const struct sock *sk, const struct bbr_rs *rs);
-static void bbr_handle_inflight_too_high(struct sock *sk, const struct bbr_rs *rs);
+static void bbr_handle_inflight_too_high(struct sock *sk, const struct bbr_rs *rs,
+					 enum bbr3_hit path);
+static void bbr3_note_too_high(struct sock *sk, enum bbr3_hit path);
+static void bbr_set_cycle_idx(struct sock *sk, u32 cycle_idx);
+static bool bbr2_probe_up_done(struct sock *sk, u32 inflight, u32 bw);
 static bool bbr_adapt_upper_bounds(struct sock *sk, const struct bbr_rs *rs,
 				   struct bbr_context *ctx);
 static void bbr_raise_inflight_hi_slope(struct sock *sk);
@@ -148,7 +150,7 @@ static void bbr_reset_congestion_signals(struct sock *sk);
 static void bbr_start_bw_probe_down(struct sock *sk);
 static void bbr_save_cwnd(struct sock *sk);
 static u32 bbr_ecn_cut(struct sock *sk, u32 inflight);
-static struct bbr_cold *bbr_cold(struct sock *sk);
+static struct bbr3_sk *bbr_sk(struct sock *sk);
 static bool bbr_is_probing_bandwidth(struct sock *sk);
 static void bbr_start_bw_probe_refill(struct sock *sk, u32 bw_probe_up_rounds);
 static u32 bbr_pacing_gain(struct sock *sk, u32 cycle_idx);
@@ -169,77 +171,86 @@ static void bbr_check_probe_rtt_done(struct sock *sk);
 #include "drain.h"
 #include "probe_rtt.h"
 #include "loss.h"
+#include "v2alpha.h"
 
 /* ---- Telemetry (telemetry.h) ---- */
 
-static void bbr3_sock_key(const struct sock *sk, struct bbr3_sock_key *key)
-{
-	const struct sock_common *skc = &sk->__sk_common;
-	int i;
-
-	__builtin_memset(key, 0, sizeof(*key));
-	key->netns_ino = skc->skc_net.net->ns.inum;
-	key->family = skc->skc_family;
-	key->sport = skc->skc_num;
-	key->dport = bpf_ntohs(skc->skc_dport);
-	if (key->family == AF_INET6) {
-		for (i = 0; i < 4; i++) {
-			key->saddr[i] = skc->skc_v6_rcv_saddr.in6_u.u6_addr32[i];
-			key->daddr[i] = skc->skc_v6_daddr.in6_u.u6_addr32[i];
-		}
-	} else {
-		key->saddr[0] = skc->skc_rcv_saddr;
-		key->daddr[0] = skc->skc_daddr;
-	}
-}
-
-static void bbr3_fill_state(struct sock *sk, struct bbr3_sock_state *st)
-{
-	struct bbr *bbr = inet_csk_ca(sk);
-
-	st->bw_bps = bbr_bw_bytes_per_sec(sk, bbr_bw(sk)) * 8;
-	st->max_bw_bps = bbr_bw_bytes_per_sec(sk, bbr_max_bw(sk)) * 8;
-	st->bw_lo_bps = bbr->bw_lo == ~0U ? ~0ULL :
-			bbr_bw_bytes_per_sec(sk, bbr->bw_lo) * 8;
-	st->min_rtt_us = bbr->min_rtt_us;
-	st->inflight_hi = bbr->inflight_hi;
-	st->inflight_lo = bbr->inflight_lo;
-	st->pacing_gain = bbr->pacing_gain;
-	st->cwnd_gain = bbr->cwnd_gain;
-	st->cwnd = tcp_snd_cwnd(tcp_sk(sk));
-	st->mode = bbr->mode;
-	/* cycle_idx is UP 0, DOWN 1, CRUISE 2, REFILL 3; telemetry's phase
-	 * is DOWN 0, CRUISE 1, REFILL 2, UP 3 (bbrkit's State order). */
-	st->phase = (bbr->cycle_idx + 3) & 3;
-	st->version = bbr->v2 ? 2 : 3;
-	st->pad8 = 0;
-	st->pad32 = 0;
-	st->updated_ns = bpf_ktime_get_ns();
-}
-
-/* On every ACK: in place when the entry exists (no copy, no LRU insert),
- * with the key taken in init (built here only without sk_storage). */
-BBR3_GLOBAL int bbr3_telemetry_update(struct tcp_sock *tp __arg_trusted,
-				      struct bbr_cold *cold)
+/* The model part of the socket's storage, at a round start or when mode or
+ * ProbeBW phase changed (bbr3_main), in the kernel's units. */
+BBR3_GLOBAL int bbr3_model_write(struct tcp_sock *tp __arg_trusted,
+				 struct bbr3_sk *st)
 {
 	struct sock *sk = (struct sock *)tp;
-	struct bbr3_sock_state *v, st;
-	struct bbr3_sock_key key;
+	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr3_model *m;
 
-	if (cold && cold->key_valid) {
-		v = bpf_map_lookup_elem(&bbr3_telemetry, &cold->key);
-		if (v) {
-			bbr3_fill_state(sk, v);
-			return 0;
-		}
-		bbr3_fill_state(sk, &st);
-		bpf_map_update_elem(&bbr3_telemetry, &cold->key, &st, BPF_ANY);
+	if (!st)	/* global subprogram: pointers may be NULL */
 		return 0;
-	}
-	bbr3_sock_key(sk, &key);
-	bbr3_fill_state(sk, &st);
-	bpf_map_update_elem(&bbr3_telemetry, &key, &st, BPF_ANY);
+	m = &st->model;
+	m->updated_us = tp->tcp_mstamp;
+	m->bw = bbr_bw(sk);
+	m->max_bw = bbr_max_bw(sk);
+	m->bw_lo = bbr->bw_lo;
+	m->bw_hi = ~0U;
+	m->min_rtt_us = bbr->min_rtt_us;
+	m->inflight_hi = bbr->inflight_hi;
+	m->inflight_lo = bbr->inflight_lo;
+	m->cwnd = tcp_snd_cwnd(tp);
+	m->mss = tp->mss_cache;
+	m->pacing_gain = bbr->pacing_gain;
+	m->cwnd_gain = bbr->cwnd_gain;
+	m->layout = BBR3_TELEMETRY_LAYOUT;
+	m->version = bbr->v2 ? 2 : 3;
+	m->mode = bbr->mode;
+	m->cycle_idx = bbr->cycle_idx;
+	m->full_bw_reached = bbr->full_bw_reached;
 	return 0;
+}
+
+/* The socket's storage, created and initialised (init, or the retry of a
+ * socket whose init could not create it). NULL if optmem is exhausted. */
+static __always_inline struct bbr3_sk *bbr3_sk_create(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr3_sk *st;
+
+	st = bpf_sk_storage_get(&bbr3_sk_stor, sk, NULL,
+				BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		return NULL;
+	st->undo_bw_lo = 0;
+	st->undo_inflight_lo = 0;
+	st->undo_inflight_hi = 0;
+	st->alpha_last_delivered = 0;
+	st->alpha_last_delivered_ce = 0;
+	st->last_lost = tp->lost;
+	st->last_delivered = tp->delivered;
+	st->tx_head = 0;
+	st->cnt.hi_at_hit_min = ~0U;
+	bbr3_tx_record(tp, st);
+	bbr3_model_write(tp, st);
+	return st;
+}
+
+/* Counts a handled "inflight too high" by the path that saw it and the
+ * inflight_hi it left (at most once per probe: a storage lookup here). */
+static void bbr3_note_too_high(struct sock *sk, enum bbr3_hit path)
+{
+	struct bbr3_sk *st = bbr_sk(sk);
+	u32 hi = inet_csk_ca(sk)->inflight_hi;
+
+	if (!st)
+		return;
+	if (path == BBR3_HIT_ACK)
+		st->cnt.too_high_ack++;
+	else if (path == BBR3_HIT_LOST)
+		st->cnt.too_high_lost++;
+	else
+		st->cnt.too_high_tlp++;
+	st->cnt.hi_at_hit_last = hi;
+	st->cnt.hi_at_hit_sum += hi;
+	st->cnt.hi_at_hit_min = min(st->cnt.hi_at_hit_min, hi);
+	st->cnt.hi_at_hit_max = max(st->cnt.hi_at_hit_max, hi);
 }
 
 /* ---- bbr_main and the fast path ---- */
@@ -249,14 +260,21 @@ BBR3_GLOBAL int bbr3_update_model(struct tcp_sock *tp __arg_trusted,
 				  const struct bbr_rs *rs,
 				  struct bbr_context *ctx)
 {
+	struct bbr *bbr = inet_csk_ca((struct sock *)tp);
 	struct sock *sk = (struct sock *)tp;
 
 	if (!rs || !ctx)	/* global subprogram: pointers may be NULL */
 		return 0;
-	bbr_update_congestion_signals(sk, rs, ctx);
+	if (bbr->v2)	/* bbr2_update_model */
+		bbr2_update_congestion_signals(sk, rs, ctx);
+	else
+		bbr_update_congestion_signals(sk, rs, ctx);
 	bbr_update_ack_aggregation(sk, rs);
 	bbr_check_loss_too_high_in_startup(sk, rs);
-	bbr_check_full_bw_reached(sk, rs, ctx);
+	if (bbr->v2)
+		bbr2_check_full_bw_reached(sk, rs);
+	else
+		bbr_check_full_bw_reached(sk, rs, ctx);
 	bbr_check_drain(sk);
 	bbr_update_cycle_phase(sk, rs, ctx);
 	bbr_update_min_rtt(sk, rs);
@@ -311,33 +329,89 @@ static bool bbr_run_fast_path(struct sock *sk, bool *update_model,
 	return false;
 }
 
+/* Losses: those the stack marked outside cong_control since the last ACK
+ * (RACK's reorder timer, SACK processing of an old ACK), then this ACK's.
+ * google's ops->skb_marked_lost saw each lost skb when it was marked; see
+ * bbr_skb_marked_lost for how they are taken here (DEVIATIONS.md #3). */
+static __always_inline void bbr3_account_losses(struct sock *sk,
+						 struct bbr3_sk *st,
+						 const struct bbr_rs *rs)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	s32 between;
+
+	if (st) {
+		between = (s32)(tp->lost - st->last_lost - rs->losses);
+		if (between > 0) {
+			st->cnt.lost_between += between;
+			bbr_skb_marked_lost(sk, rs, between, st->last_delivered);
+		}
+		st->cnt.lost_in_ack += rs->losses;
+	}
+	if (rs->losses)
+		bbr_skb_marked_lost(sk, rs, rs->losses, tp->delivered);
+}
+
+/* The end of every ACK: per-ACK counters, the model at a round start or
+ * state change, the loss bookkeeping and the send snapshot. Without
+ * storage (optmem was exhausted at init), retry once per round. */
+static __always_inline void bbr3_ack_done(struct sock *sk, struct bbr3_sk *st)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (!st) {
+		if (bbr->round_start && bbr3_sk_create(sk))
+			bbr3_count(BBR3_STAT_STORAGE_RECOVERED);
+		return;
+	}
+	st->cnt.acks++;
+	if (bbr->round_start) {
+		st->cnt.rounds++;
+		if (bbr_is_probing_bandwidth(sk) && bbr->mode == BBR_PROBE_BW)
+			st->cnt.probe_rounds++;
+	}
+	if (bbr->round_start || st->model.mode != bbr->mode ||
+	    st->model.cycle_idx != bbr->cycle_idx)
+		bbr3_model_write(tp, st);
+	st->last_lost = tp->lost;
+	st->last_delivered = tp->delivered;
+	bbr3_tx_record(tp, st);
+}
+
 /* bbr_main (the 4-argument cong_control of Linux >= 6.10). */
-static void bbr_main(struct sock *sk, int flag, const struct rate_sample *krs)
+static __always_inline void bbr_main(struct sock *sk, int flag,
+				     const struct rate_sample *krs)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
 	struct bbr_context ctx = { 0 };
 	bool update_model = true;
-	struct bbr_cold *cold;
+	struct bbr3_sk *st;
 	struct bbr_rs rs = {};
 
-	cold = bbr_cold(sk);
-	bbr3_fill_rs(tcp_sk(sk), flag, krs, cold, &rs);
+	st = bbr_sk(sk);
+	bbr3_fill_rs(tcp_sk(sk), flag, krs, st, &rs);
 	/* DEVIATION: google's ops->skb_marked_lost ran for each lost skb
-	 * just before this; see bbr_skb_marked_lost. */
-	if (rs.losses)
-		bbr_skb_marked_lost(sk, &rs);
+	 * when the stack marked it; see bbr_skb_marked_lost. */
+	bbr3_account_losses(sk, st, &rs);
 
 	bbr_update_round_start(sk, &rs);
 	if (bbr->round_start) {
 		bbr->rounds_since_probe =
 			min_t(s32, bbr->rounds_since_probe + 1, 0xFF);
-		bbr_update_ecn_alpha(sk, cold);
+		if (bbr->v2)
+			bbr2_update_ecn_alpha(sk, st);
+		else
+			bbr_update_ecn_alpha(sk, st);
 	}
 	/* DEVIATION: no Protective Load Balancing (bbr_plb): one path only. */
 
-	bbr->ecn_in_round  |= (bbr->ecn_eligible && rs.is_ece);
+	/* v2alpha (bbr2_main): ECE noted without the eligibility gate, and
+	 * the latest delivery signals are part of its model update. */
+	bbr->ecn_in_round  |= ((bbr->ecn_eligible || bbr->v2) && rs.is_ece);
 	bbr_calculate_bw_sample(&rs, &ctx);
-	bbr_update_latest_delivery_signals(sk, &rs, &ctx);
+	if (!bbr->v2)
+		bbr_update_latest_delivery_signals(sk, &rs, &ctx);
 
 	if (bbr_run_fast_path(sk, &update_model, &rs, &ctx))
 		goto out;
@@ -348,14 +422,13 @@ static void bbr_main(struct sock *sk, int flag, const struct rate_sample *krs)
 	bbr3_update_control(tcp_sk(sk), &rs);
 
 out:
-	bbr_advance_latest_delivery_signals(sk, &rs, &ctx);
+	if (!bbr->v2)
+		bbr_advance_latest_delivery_signals(sk, &rs, &ctx);
 	bbr->prev_ca_state = bbr_ca_state(sk);
 	bbr->loss_in_cycle |= rs.lost > 0;
 	bbr->ecn_in_cycle  |= rs.delivered_ce > 0;
 
-	if (cold)
-		bbr3_tx_record(tcp_sk(sk), cold);
-	bbr3_telemetry_update(tcp_sk(sk), cold);
+	bbr3_ack_done(sk, st);
 }
 
 /* bbr_init. */
@@ -363,7 +436,6 @@ static void bbr_init(struct sock *sk, bool v2)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr *bbr = inet_csk_ca(sk);
-	struct bbr_cold *cold;
 
 	__builtin_memset(bbr, 0, sizeof(*bbr));
 	bbr->initialized = 1;
@@ -372,7 +444,7 @@ static void bbr_init(struct sock *sk, bool v2)
 	bbr->init_cwnd = min(0x7FU, tcp_snd_cwnd(tp));
 	bbr->prior_cwnd = tp->prior_cwnd;
 	tp->snd_ssthresh = TCP_INFINITE_SSTHRESH;
-	bbr->next_rtt_delivered = tp->delivered;
+	bbr->next_rtt_delivered = v2 ? 0 : tp->delivered;	/* v2alpha: 0 */
 	bbr->prev_ca_state = TCP_CA_Open;
 
 	bbr->probe_rtt_done_stamp = 0;
@@ -435,21 +507,11 @@ static void bbr_init(struct sock *sk, bool v2)
 	/* DEVIATION: tp->fast_ack_mode (google-only field) and
 	 * TCP_ECN_ECT_PERMANENT (only with ECN_LOW) are not available. */
 
-	cold = bpf_sk_storage_get(&bbr3_sk_stor, sk, NULL,
-				  BPF_SK_STORAGE_GET_F_CREATE);
-	if (!cold) {
-		bbr3_count(BBR3_STAT_COLD_MISSING);
-		return;
-	}
-	cold->undo_bw_lo = 0;
-	cold->undo_inflight_lo = 0;
-	cold->undo_inflight_hi = 0;
-	cold->alpha_last_delivered = 0;
-	cold->alpha_last_delivered_ce = 0;
-	cold->tx_head = 0;
-	bbr3_sock_key(sk, &cold->key);
-	cold->key_valid = 1;
-	bbr3_tx_record(tp, cold);
+	/* DEVIATION (#12): without storage (optmem exhausted) the socket runs
+	 * with the fallbacks of signals.h and no undo of the bounds until a
+	 * retry at a later round start succeeds; both are counted. */
+	if (!bbr3_sk_create(sk))
+		bbr3_count(BBR3_STAT_STORAGE_MISSING);
 }
 
 /* bbr_cwnd_event. */
@@ -499,31 +561,31 @@ static __always_inline u32 bbr3_tso_segs(struct sock *sk)
 /* set_state, plus the two events stock kernels do not send (loss.h). */
 static __always_inline void bbr3_do_set_state(struct sock *sk, u8 new_state)
 {
+	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr *bbr = inet_csk_ca(sk);
+	struct bbr3_sk *st;
 
-	if (new_state == TCP_CA_Loss && bbr->initialized)
-		bbr_note_loss(sk);	/* RTO marked the flight lost */
-	if (new_state == TCP_CA_CWR && bbr_vparam(sk, loss_probe_recovery) &&
-	    BPF_CORE_READ_BITFIELD(tcp_sk(sk), tlp_retrans)) {
-		bbr3_count(BBR3_STAT_TLP_RECOVERY);
-		bbr_run_loss_probe_recovery(sk);
+	if (new_state == TCP_CA_Loss && bbr->initialized) {
+		/* An RTO marked the flight lost (tcp_enter_loss, before this
+		 * call, where google's skb_marked_lost saw each skb). */
+		st = bbr_sk(sk);
+		if (st) {
+			st->cnt.lost_rto += tp->lost - st->last_lost;
+			st->last_lost = tp->lost;
+		}
+		bbr_note_loss(sk, tp->delivered);
 	}
+	if (new_state == TCP_CA_CWR && bbr_vparam(sk, loss_probe_recovery) &&
+	    BPF_CORE_READ_BITFIELD(tp, tlp_retrans))
+		bbr3_tlp_recovery(sk);
 	bbr_set_state(sk, new_state);
 }
 
-/* release: drop the telemetry entry (by the key taken in init: the local
- * port is already 0 here) and the sk_storage. */
+/* release: drop the socket's storage (the kernel would free it with the
+ * socket; a socket that moves on to another algorithm must not keep a
+ * stale bbr3 model that sock_diag would still report). */
 static __always_inline void bbr3_release_sock(struct sock *sk)
 {
-	struct bbr_cold *cold = bbr_cold(sk);
-	struct bbr3_sock_key key;
-
-	if (cold && cold->key_valid) {
-		bpf_map_delete_elem(&bbr3_telemetry, &cold->key);
-	} else {
-		bbr3_sock_key(sk, &key);	/* best effort; else LRU ages it out */
-		bpf_map_delete_elem(&bbr3_telemetry, &key);
-	}
 	bpf_sk_storage_delete(&bbr3_sk_stor, sk);
 }
 

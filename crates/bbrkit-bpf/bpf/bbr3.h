@@ -4,7 +4,8 @@
  * The counterpart of bbrkit-cc's bbr3/params.rs and the struct of bbr3.rs;
  * values, names and comments follow google/bbr v3 net/ipv4/tcp_bbr.c
  * (commit 001a430b3ddb, BBR_VERSION 3) and, for bbr2, the v2alpha values of
- * tcp_bbr2.c (commit 0487ade55081) as bbrkit-cc's Bbr3Params::v2() has them.
+ * tcp_bbr2.c (commit 0487ade55081) as bbrkit-cc's Bbr3Params::v2() has them
+ * (its logic: v2alpha.h).
  *
  * No .rodata: every parameter is an immediate (a `#define`), so the object
  * has no internal maps and every map it creates is named bbr3_*.
@@ -57,7 +58,7 @@ enum bbr_pacing_gain_phase {
  *  - drops prior_rcv_nxt (only for dctcp_ece_ack_update, see ecn.h),
  *  - moves undo_bw_lo, undo_inflight_lo, undo_inflight_hi,
  *    alpha_last_delivered, alpha_last_delivered_ce to sk_storage
- *    (struct bbr_cold): they are touched on recovery entry/undo and, with
+ *    (struct bbr3_sk): they are touched on recovery entry/undo and, with
  *    ECN, once per round, never on the common per-ACK path.
  * Field order and bit widths otherwise are google's.
  */
@@ -78,7 +79,7 @@ struct bbr {
 		idle_restart:1,	     /* restarting after idle? */
 		probe_rtt_round_done:1,  /* a BBR_PROBE_RTT round at 4 pkts? */
 		init_cwnd:7,         /* initial cwnd */
-		v2:1,		     /* not in google: bbr2 parameters (bbr2 ops) */
+		v2:1,		     /* not in google: bbr2 (v2alpha) ops */
 		unused_1:9;
 	u32	pacing_gain:10,	/* current gain for setting pacing rate */
 		cwnd_gain:10,	/* current gain for setting cwnd */
@@ -129,11 +130,12 @@ _Static_assert(sizeof(struct bbr) <= 104, "struct bbr must fit icsk_ca_priv");
 
 /*
  * What stock kernels do not stamp per skb (google adds scb->tx.in_flight and
- * scb->tx.lost): a snapshot taken at the end of every ACK (cong_control) and
+ * scb->tx.lost): a snapshot taken at the end of an ACK (cong_control) and
  * at init. A packet sent between two ACKs carries tx.delivered = the
  * delivered count of the earlier one, which is rs->prior_delivered when it
- * is (S)ACKed; signals.h finds that snapshot by binary search and rebuilds
- * tx_in_flight and tx.lost from it (see DEVIATIONS.md, "tx_in_flight").
+ * is (S)ACKed; signals.h finds the newest snapshot at or before that by
+ * binary search and rebuilds tx_in_flight and tx.lost from it (see
+ * DEVIATIONS.md, "tx_in_flight").
  */
 struct bbr_tx_snap {
 	u32 delivered;	/* tp->delivered after this ACK (unique, increasing) */
@@ -142,29 +144,46 @@ struct bbr_tx_snap {
 	u32 snd_nxt;	/* tp->snd_nxt after this ACK */
 };
 
-/* Snapshots kept: 256 (4 KB per socket, charged to optmem,
- * net.core.optmem_max is 128 KB), one per cwnd/128 packets delivered, so
- * they reach back about two windows: further than the sampled skb. */
-#define BBR_TX_RING 256
+/* Snapshots kept: 32 (512 bytes), one per cwnd/16 packets delivered, so
+ * they reach back about two windows: further than the sampled skb (sent at
+ * most one window plus the recovery's reordering ago). The first version
+ * kept 256 at cwnd/128 (4 KB per socket): the same reach, finer grain; the
+ * grain only decides how many losses marked between a snapshot and the
+ * skb's send read as "after" (DEVIATIONS.md #2). */
+#define BBR_TX_RING 32
 #define BBR_TX_MASK (BBR_TX_RING - 1)
-#define BBR_TX_SEARCH_STEPS 9	/* ceil(log2(BBR_TX_RING)) + 1 */
-/* A snapshot per cwnd/128 packets delivered: 256 of them span two cwnds. */
-#define BBR_TX_GRAIN_DIV 128
+#define BBR_TX_SEARCH_STEPS 6	/* ceil(log2(BBR_TX_RING)) + 1 */
+/* A snapshot per cwnd/16 packets delivered: 32 of them span two cwnds. */
+#define BBR_TX_GRAIN_DIV 16
 
-/* The rest of google's struct bbr, in BPF_MAP_TYPE_SK_STORAGE. */
-struct bbr_cold {
+/*
+ * Each socket's sk_storage (map bbr3_sk_stor), 712 bytes (the kernel
+ * charges 248 more per socket to optmem; measured: examples/cost): first
+ * what every ACK touches (one cache line with the per-ACK counters), then
+ * what bbrkit reads through sock_diag (telemetry.h: counters and model),
+ * then the rest of google's struct bbr that does not fit icsk_ca_priv and
+ * the send-snapshot ring.
+ */
+struct bbr3_sk {
+	u32	tx_head;	/* snapshots written so far (next index & MASK) */
+	u32	tx_cursor;	/* index of the snapshot the last lookup found */
+	u32	last_lost;	/* tp->lost when cong_control or set_state(Loss) last saw it */
+	u32	last_delivered;	/* tp->delivered at the end of the last cong_control */
+	struct bbr3_counters cnt;	/* telemetry.h: public */
+	struct bbr3_model model;	/* telemetry.h: public */
 	u32	undo_bw_lo;	     /* bw_lo before latest losses */
 	u32	undo_inflight_lo;    /* inflight_lo before latest losses */
 	u32	undo_inflight_hi;    /* inflight_hi before latest losses */
 	u32	alpha_last_delivered;	 /* tp->delivered    at alpha update */
 	u32	alpha_last_delivered_ce; /* tp->delivered_ce at alpha update */
-	u32	tx_head;	/* snapshots written so far (next index & MASK) */
-	u32	key_valid;	/* key below was filled in init */
-	/* Telemetry key, taken once in init: by release the stack has zeroed
-	 * the local port (inet_put_port), so it cannot be rebuilt there. */
-	struct bbr3_sock_key key;
+	u32	pad;
 	struct bbr_tx_snap tx[BBR_TX_RING];
 };
+_Static_assert(sizeof(struct bbr3_sk) == 712, "bbr3_sk size (documented)");
+_Static_assert(__builtin_offsetof(struct bbr3_sk, cnt) == BBR3_COUNTERS_OFFSET,
+	       "telemetry.h offsets");
+_Static_assert(__builtin_offsetof(struct bbr3_sk, model) == BBR3_MODEL_OFFSET,
+	       "telemetry.h offsets");
 
 /* The kernel's struct rate_sample as google's tcp_rate.c fills it, with the
  * three fields stock kernels lack (tx_in_flight, lost, is_ece) rebuilt by
@@ -191,6 +210,15 @@ struct bbr_rs {
 
 struct bbr_context {
 	u32 sample_bw;
+};
+
+/* Where an "inflight too high" verdict came from (a per-socket counter
+ * each, telemetry.h): an ACK's rate sample, a lost-packet sample, a
+ * TLP-repaired loss. */
+enum bbr3_hit {
+	BBR3_HIT_ACK,
+	BBR3_HIT_LOST,
+	BBR3_HIT_TLP,
 };
 
 /* ---- Parameters (google's `static const`s; bbr2 = Bbr3Params::v2()) ---- */
@@ -290,6 +318,12 @@ struct bbr_context {
  * has no switch; its ECN is gated by the route's ECN_LOW flag. */
 #define bbr_ecn_enable true
 #define bbr2_ecn_enable false
+
+/* v2alpha only (v2alpha.h): PROBE_UP has built a queue once inflight
+ * reaches bbr_bw_probe_pif_gain = 1.25 x BDP; below bbr_min_tso_rate =
+ * 1.2 Mbit/s of pacing, one-segment bursts. */
+#define bbr2_bw_probe_pif_gain (BBR_UNIT * 5 / 4)
+#define bbr2_min_tso_rate 1200000u
 
 /* bbr_param(): a tunable shared by bbr3 and bbr2. bbr_vparam(): one whose
  * bbr2 (v2alpha) value differs; picked by the v2 bit set in init. */

@@ -112,32 +112,47 @@ static void bbr_adapt_lower_bounds(struct sock *sk)
 	if (bbr->loss_in_round) {
 		bbr_init_lower_bounds(sk, true);
 		bbr_loss_lower_bounds(sk);
+		bbr3_cnt_inc(sk, lo_cuts);
 	}
 
 	/* Adjust to the lower of the levels implied by loss/ECN. */
 	bbr->inflight_lo = min(bbr->inflight_lo, ecn_inflight_lo);
-	bbr->bw_lo = max(1U, bbr->bw_lo);
+	if (!bbr->v2)	/* v2alpha: no floor */
+		bbr->bw_lo = max(1U, bbr->bw_lo);
 }
 
-/* bbr_update_congestion_signals: feed the max-bw filter (app-limited
- * samples only if they raise it), note loss, and once per loss round adapt
- * the lower bounds. */
-static void bbr_update_congestion_signals(struct sock *sk,
-					  const struct bbr_rs *rs,
-					  struct bbr_context *ctx)
+/* The head of bbr_update_congestion_signals and v2alpha's
+ * bbr2_update_congestion_signals: for a valid observation, feed the max-bw
+ * filter (app-limited samples only if they raise it) and note loss.
+ * Returns whether the observation was valid. */
+static __always_inline bool bbr_take_sample(struct sock *sk,
+					    const struct bbr_rs *rs,
+					    struct bbr_context *ctx)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
 	u64 bw;
 
 	if (rs->interval_us <= 0 || !rs->acked_sacked)
-		return; /* Not a valid observation */
+		return false; /* Not a valid observation */
 	bw = ctx->sample_bw;
 
 	if (!rs->is_app_limited || bw >= bbr_max_bw(sk))
 		bbr_take_max_bw_sample(sk, bw);
 
 	bbr->loss_in_round |= (rs->losses > 0);
+	return true;
+}
 
+/* bbr_update_congestion_signals: take the sample, and once per loss round
+ * adapt the lower bounds. */
+static void bbr_update_congestion_signals(struct sock *sk,
+					  const struct bbr_rs *rs,
+					  struct bbr_context *ctx)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (!bbr_take_sample(sk, rs, ctx))
+		return;
 	if (!bbr->loss_round_start)
 		return;		/* skip lo-bound updates until round start */
 
@@ -166,7 +181,9 @@ static bool bbr_is_inflight_too_high(const struct sock *sk,
 	    bbr->ecn_eligible && bbr_param(sk, ecn_thresh)) {
 		ecn_thresh = (u64)rs->delivered * bbr_param(sk, ecn_thresh) >>
 				BBR_SCALE;
-		if (rs->delivered_ce > ecn_thresh)
+		/* v2alpha: at the threshold already */
+		if (rs->delivered_ce > ecn_thresh ||
+		    (bbr->v2 && rs->delivered_ce == ecn_thresh))
 			return true;
 	}
 
@@ -233,9 +250,10 @@ static u32 bbr_inflight_with_headroom(const struct sock *sk)
 
 /* bbr_handle_inflight_too_high: react once per probe: inflight_hi =
  * max(tx_in_flight, target_inflight * (1 - beta)) (unless app-limited) and,
- * if in UP, go DOWN. */
+ * if in UP, go DOWN. (path: only for the counters, not in google.) */
 static void bbr_handle_inflight_too_high(struct sock *sk,
-					 const struct bbr_rs *rs)
+					 const struct bbr_rs *rs,
+					 enum bbr3_hit path)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
 	const u32 beta = bbr_param(sk, beta);
@@ -251,6 +269,7 @@ static void bbr_handle_inflight_too_high(struct sock *sk,
 					 (u64)bbr_target_inflight(sk) *
 					 (BBR_UNIT - beta) >> BBR_SCALE);
 	}
+	bbr3_note_too_high(sk, path);
 	if (bbr->mode == BBR_PROBE_BW && bbr->cycle_idx == BBR_BW_PROBE_UP)
 		bbr_start_bw_probe_down(sk);
 }
@@ -280,8 +299,11 @@ static void bbr_probe_inflight_hi_upward(struct sock *sk,
 	struct bbr *bbr = inet_csk_ca(sk);
 	u32 delta;
 
-	if (!bbr_is_cwnd_limited(tp) || tcp_snd_cwnd(tp) < bbr->inflight_hi)
+	if (!bbr_is_cwnd_limited(tp) || tcp_snd_cwnd(tp) < bbr->inflight_hi) {
+		if (bbr->v2)	/* v2alpha: don't accumulate unused credits */
+			bbr->bw_probe_up_acks = 0;
 		return;  /* not fully using inflight_hi, so don't grow it */
+	}
 
 	/* For each bw_probe_up_cnt packets ACKed, increase inflight_hi by 1. */
 	bbr->bw_probe_up_acks += rs->acked_sacked;
@@ -289,7 +311,8 @@ static void bbr_probe_inflight_hi_upward(struct sock *sk,
 		delta = bbr->bw_probe_up_acks / bbr->bw_probe_up_cnt;
 		bbr->bw_probe_up_acks -= delta * bbr->bw_probe_up_cnt;
 		bbr->inflight_hi += delta;
-		bbr->try_fast_path = 0;  /* Need to update cwnd */
+		if (!bbr->v2)	/* v2alpha keeps the fast path */
+			bbr->try_fast_path = 0;  /* Need to update cwnd */
 	}
 
 	if (bbr->round_start)
@@ -332,7 +355,7 @@ static bool bbr_adapt_upper_bounds(struct sock *sk, const struct bbr_rs *rs,
 	}
 	if (bbr_is_inflight_too_high(sk, rs)) {
 		if (bbr->bw_probe_samples)  /*  sample is from bw probing? */
-			bbr_handle_inflight_too_high(sk, rs);
+			bbr_handle_inflight_too_high(sk, rs, BBR3_HIT_ACK);
 	} else {
 		/* Loss/ECN rate is declared safe. Adjust upper bound upward. */
 

@@ -45,16 +45,49 @@ static void bbr_check_ecn_too_high_in_startup(struct sock *sk, u32 ce_ratio)
 	}
 }
 
-/* bbr_update_ecn_alpha (at each round start): decide ECN eligibility,
- * update alpha, and check the ECN Startup exit. Returns the round's CE
- * ratio (/256), or -1. The last-update counters live in sk_storage. */
-static int bbr_update_ecn_alpha(struct sock *sk, struct bbr_cold *cold)
+/* The CE ratio (/256) of what was delivered since alpha's last update, or
+ * -1 when nothing was (or the counters went back). Shared by
+ * bbr_update_ecn_alpha and v2alpha's bbr2_update_ecn_alpha. */
+static __always_inline s64 bbr_ecn_ce_ratio(const struct tcp_sock *tp,
+					    const struct bbr3_sk *st)
+{
+	s32 delivered = tp->delivered - st->alpha_last_delivered;
+	s32 delivered_ce = tp->delivered_ce - st->alpha_last_delivered_ce;
+
+	if (delivered == 0 ||		/* avoid divide by zero */
+	    delivered < 0 || delivered_ce < 0)  /* wrapped? */
+		return -1;
+	return ((u64)delivered_ce << BBR_SCALE) / (u32)delivered;
+}
+
+/* The DCTCP-style step of both versions: alpha += gain * (ce_ratio -
+ * alpha), the counters marked as seen, then the ECN Startup exit. */
+static __always_inline void bbr_ecn_alpha_step(struct sock *sk,
+					       struct bbr3_sk *st,
+					       u64 ce_ratio)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr *bbr = inet_csk_ca(sk);
-	s32 delivered, delivered_ce;
-	u64 ce_ratio;
-	u32 gain, alpha;
+	u32 gain = bbr_param(sk, ecn_alpha_gain);
+	u64 alpha;
+
+	alpha = ((BBR_UNIT - gain) * bbr->ecn_alpha) >> BBR_SCALE;
+	alpha += (gain * ce_ratio) >> BBR_SCALE;
+	bbr->ecn_alpha = min_t(u32, alpha, BBR_UNIT);
+
+	st->alpha_last_delivered = tp->delivered;
+	st->alpha_last_delivered_ce = tp->delivered_ce;
+
+	bbr_check_ecn_too_high_in_startup(sk, ce_ratio);
+}
+
+/* bbr_update_ecn_alpha (at each round start): decide ECN eligibility,
+ * update alpha, and check the ECN Startup exit. Returns the round's CE
+ * ratio (/256), or -1. The last-update counters live in sk_storage. */
+static int bbr_update_ecn_alpha(struct sock *sk, struct bbr3_sk *st)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+	s64 ce_ratio;
 
 	/* See if we should use ECN sender logic for this connection. */
 	if (!bbr->ecn_eligible && bbr_can_use_ecn(sk) &&
@@ -65,26 +98,13 @@ static int bbr_update_ecn_alpha(struct sock *sk, struct bbr_cold *cold)
 
 	/* DEVIATION: no PLB, so alpha is tracked only when ECN-eligible (as
 	 * bbrkit-cc); and not at all if sk_storage is missing. */
-	if (!bbr->ecn_eligible || !cold)
+	if (!bbr->ecn_eligible || !st)
 		return -1;
 
-	delivered = tp->delivered - cold->alpha_last_delivered;
-	delivered_ce = tp->delivered_ce - cold->alpha_last_delivered_ce;
-
-	if (delivered == 0 ||		/* avoid divide by zero */
-	    delivered < 0 || delivered_ce < 0)  /* wrapped? */
+	ce_ratio = bbr_ecn_ce_ratio(tcp_sk(sk), st);
+	if (ce_ratio < 0)
 		return -1;
-
-	ce_ratio = ((u64)delivered_ce << BBR_SCALE) / (u32)delivered;
-	gain = bbr_param(sk, ecn_alpha_gain);
-	alpha = ((BBR_UNIT - gain) * bbr->ecn_alpha) >> BBR_SCALE;
-	alpha += (gain * ce_ratio) >> BBR_SCALE;
-	bbr->ecn_alpha = min_t(u32, alpha, BBR_UNIT);
-
-	cold->alpha_last_delivered = tp->delivered;
-	cold->alpha_last_delivered_ce = tp->delivered_ce;
-
-	bbr_check_ecn_too_high_in_startup(sk, ce_ratio);
+	bbr_ecn_alpha_step(sk, st, ce_ratio);
 	return (int)ce_ratio;
 }
 

@@ -7,7 +7,10 @@
  * relocations and libbpf moves each field access to the field's offset in
  * the *running* kernel's BTF (/sys/kernel/btf/vmlinux). The layouts below are
  * therefore only name lists: member order and padding do not matter, names
- * and types do. Only fields this program reads or writes are listed.
+ * and types do. Only fields this program reads or writes are listed. The
+ * socket structs nest as the kernel's do (tcp_sock > inet_connection_sock >
+ * inet_sock > sock), so the casts between them are sound on a host too:
+ * bpf/test/ compiles these sources natively to test their logic.
  *
  * Constants that are not in BTF (#defines of include/net/tcp.h,
  * include/uapi/linux/bpf.h) are copied with their source.
@@ -23,6 +26,7 @@ typedef signed char __s8;
 typedef short __s16;
 typedef int __s32;
 typedef long long __s64;
+/* For libbpf's bpf_helper_defs.h, which names them in prototypes. */
 typedef __u16 __be16;
 typedef __u32 __be32;
 typedef __u32 __wsum;
@@ -49,46 +53,7 @@ enum bpf_map_type_used {
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
-struct in6_addr {
-	union {
-		__u8 u6_addr8[16];
-		__be32 u6_addr32[4];
-	} in6_u;
-};
-
-struct ns_common {
-	unsigned int inum;
-};
-
-struct net {
-	struct ns_common ns;
-};
-
-typedef struct {
-	struct net *net;
-} possible_net_t;
-
-struct sock_common {
-	union {
-		struct {
-			__be32 skc_daddr;
-			__be32 skc_rcv_saddr;
-		};
-	};
-	union {
-		struct {
-			__be16 skc_dport;
-			__u16 skc_num;
-		};
-	};
-	unsigned short skc_family;
-	possible_net_t skc_net;
-	struct in6_addr skc_v6_daddr;
-	struct in6_addr skc_v6_rcv_saddr;
-};
-
 struct sock {
-	struct sock_common __sk_common;
 	u32 sk_pacing_status;		/* enum sk_pacing; writable from a CA */
 	unsigned long sk_pacing_rate;	/* bytes/s; writable from a CA */
 	unsigned long sk_max_pacing_rate;
@@ -96,9 +61,14 @@ struct sock {
 	u8 sk_pacing_shift;
 };
 
+struct inet_sock {
+	struct sock sk;
+};
+
 struct tcp_congestion_ops;
 
 struct inet_connection_sock {
+	struct inet_sock icsk_inet;
 	const struct tcp_congestion_ops *icsk_ca_ops;
 	__u8 icsk_ca_state : 5;		/* read with BPF_CORE_READ_BITFIELD */
 	u64 icsk_ca_priv[13];		/* 104 bytes on 6.18: struct bbr */
@@ -213,9 +183,6 @@ struct tcp_congestion_ops {
 #define FLAG_ECE 0x40
 /* net.ipv4.tcp_min_tso_segs default (not readable from BPF: sock_net). */
 #define TCP_MIN_TSO_SEGS 2u
-
-#define AF_INET 2
-#define AF_INET6 10
 
 #define USEC_PER_SEC 1000000u
 #define USEC_PER_MSEC 1000u

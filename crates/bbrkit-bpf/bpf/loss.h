@@ -21,34 +21,39 @@ static void bbr_save_cwnd(struct sock *sk)
 }
 
 /* bbr_note_loss: mark the current round trip as a loss round; the first
- * loss of a round re-anchors it so it ends one round after that loss. */
-static void bbr_note_loss(struct sock *sk)
+ * loss of a round re-anchors it so it ends one round after that loss.
+ * (delivered: tp->delivered when the loss was marked; google reads it then.) */
+static void bbr_note_loss(struct sock *sk, u32 delivered)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr *bbr = inet_csk_ca(sk);
 
 	/* Capture "current" data over the full round trip of loss, to
 	 * have a better chance of observing the full capacity of the path. */
 	if (!bbr->loss_in_round)  /* first loss in this round trip? */
-		bbr->loss_round_delivered = tp->delivered;  /* set round trip */
+		bbr->loss_round_delivered = delivered;  /* set round trip */
 	bbr->loss_in_round = 1;
 	bbr->loss_in_cycle = 1;
+	bbr3_cnt_inc(sk, loss_events);
 }
 
 /* bbr_skb_marked_lost. google: ops->skb_marked_lost(sk, skb), called for
  * every skb the stack marks lost, with that skb's tx.in_flight/tx.lost.
- * DEVIATION: stock kernels have no such op. bbr3_main calls this once per
- * ACK that marked rs->losses > 0 packets lost (the stack marks them just
- * before cong_control, as google's op would run just before bbr_main),
- * treating them as one skb of pcount = losses whose send snapshot is that
- * of the ACK's sampled skb (signals.h); bbr3_set_state does the same for an
- * RTO (without the probing check: no sample). */
-static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs)
+ * DEVIATION: stock kernels have no such op. bbr3_main calls this once for
+ * the pcount packets the stack marked lost since the previous ACK outside
+ * cong_control (RACK's reorder timer, SACK of an old ACK; `delivered` is
+ * tp->delivered then) and once for the rs->losses packets this ACK marked
+ * (the stack marks them just before cong_control, as google's op would
+ * run just before bbr_main), each taken as one skb of that pcount whose
+ * send snapshot is that of the ACK's sampled skb (signals.h);
+ * bbr3_set_state notes an RTO's losses (without the probing check: no
+ * sample). */
+static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs,
+				u32 pcount, u32 delivered)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
 	struct bbr_rs rs = {};
 
-	bbr_note_loss(sk);
+	bbr_note_loss(sk, delivered);
 
 	if (!bbr->bw_probe_samples)
 		return;  /* not an skb sent while probing for bandwidth */
@@ -61,9 +66,8 @@ static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs)
 	rs.lost = ack_rs->lost;
 	rs.is_app_limited = ack_rs->is_app_limited;
 	if (bbr_is_inflight_too_high(sk, &rs)) {
-		rs.tx_in_flight = bbr_inflight_hi_from_lost_skb(sk, &rs,
-								ack_rs->losses);
-		bbr_handle_inflight_too_high(sk, &rs);
+		rs.tx_in_flight = bbr_inflight_hi_from_lost_skb(sk, &rs, pcount);
+		bbr_handle_inflight_too_high(sk, &rs, BBR3_HIT_LOST);
 	}
 }
 
@@ -80,7 +84,7 @@ static void bbr_run_loss_probe_recovery(struct sock *sk)
 	struct bbr *bbr = inet_csk_ca(sk);
 	struct bbr_rs rs = {};
 
-	bbr_note_loss(sk);
+	bbr_note_loss(sk, tp->delivered);
 
 	if (!bbr->bw_probe_samples)
 		return;  /* not sent while probing for bandwidth */
@@ -91,7 +95,7 @@ static void bbr_run_loss_probe_recovery(struct sock *sk)
 	rs.tx_in_flight = bbr->inflight_latest + rs.lost;
 	rs.is_app_limited = tp->app_limited != 0;
 	if (bbr_is_inflight_too_high(sk, &rs))
-		bbr_handle_inflight_too_high(sk, &rs);
+		bbr_handle_inflight_too_high(sk, &rs, BBR3_HIT_TLP);
 }
 
 /* bbr_undo_cwnd: the recovery was spurious; reset the plateau detector and
@@ -99,36 +103,64 @@ static void bbr_run_loss_probe_recovery(struct sock *sk)
 static u32 bbr_undo_cwnd(struct sock *sk)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
-	struct bbr_cold *cold = bbr_cold(sk);
+	struct bbr3_sk *st = bbr_sk(sk);
 
-	bbr_reset_full_bw(sk); /* spurious slow-down; reset full bw detector */
+	if (bbr->v2) {	/* bbr2_undo_cwnd: keeps the fast path */
+		bbr->full_bw = 0;
+		bbr->full_bw_cnt = 0;
+	} else {
+		bbr_reset_full_bw(sk); /* spurious slow-down; reset full bw detector */
+		bbr->try_fast_path = 0;  /* take slow path to set proper cwnd, pacing */
+	}
 	bbr->loss_in_round = 0;
 
 	/* Revert to cwnd and other state saved before loss episode. */
-	if (cold) {
-		bbr->bw_lo = max(bbr->bw_lo, cold->undo_bw_lo);
-		bbr->inflight_lo = max(bbr->inflight_lo, cold->undo_inflight_lo);
-		bbr->inflight_hi = max(bbr->inflight_hi, cold->undo_inflight_hi);
+	if (st) {
+		bbr->bw_lo = max(bbr->bw_lo, st->undo_bw_lo);
+		bbr->inflight_lo = max(bbr->inflight_lo, st->undo_inflight_lo);
+		bbr->inflight_hi = max(bbr->inflight_hi, st->undo_inflight_hi);
 	}
-	bbr->try_fast_path = 0;  /* take slow path to set proper cwnd, pacing */
 	return bbr->prior_cwnd;
+}
+
+/* The undo half of bbr_ssthresh: save the loss-adapted bounds. */
+static __always_inline void bbr_save_undo_bounds(struct sock *sk,
+						 struct bbr3_sk *st)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (!st)
+		return;
+	st->undo_bw_lo		= bbr->bw_lo;
+	st->undo_inflight_lo	= bbr->inflight_lo;
+	st->undo_inflight_hi	= bbr->inflight_hi;
 }
 
 /* bbr_ssthresh: entering recovery; save cwnd and the loss-adapted bounds
  * for undo. Returns ssthresh unchanged (BBR does not use it). */
 static u32 bbr_ssthresh(struct sock *sk)
 {
-	struct bbr *bbr = inet_csk_ca(sk);
-	struct bbr_cold *cold = bbr_cold(sk);
-
 	bbr_save_cwnd(sk);
 	/* For undo, save state that adapts based on loss signal. */
-	if (cold) {
-		cold->undo_bw_lo	= bbr->bw_lo;
-		cold->undo_inflight_lo	= bbr->inflight_lo;
-		cold->undo_inflight_hi	= bbr->inflight_hi;
-	}
+	bbr_save_undo_bounds(sk, bbr_sk(sk));
 	return tcp_sk(sk)->snd_ssthresh;
+}
+
+/* A TLP-repaired loss, seen at set_state(CWR). google's order is
+ * CA_EVENT_TLP_RECOVERY (bbr_run_loss_probe_recovery: may cut inflight_hi)
+ * and then tcp_init_cwnd_reduction() -> bbr_ssthresh() (saves the bounds
+ * for undo). Stock tcp_process_tlp_ack() calls ssthresh first and reaches
+ * us only after; so save the bounds again after the cut, and an undo
+ * restores what google's would (DEVIATIONS.md #4). */
+static __always_inline void bbr3_tlp_recovery(struct sock *sk)
+{
+	struct bbr3_sk *st;
+
+	bbr_run_loss_probe_recovery(sk);
+	st = bbr_sk(sk);
+	if (st)
+		st->cnt.tlp_repairs++;
+	bbr_save_undo_bounds(sk, st);
 }
 
 /* bbr_exit_loss_recovery: on leaving Loss, restore cwnd. */
@@ -155,12 +187,16 @@ static void bbr_set_state(struct sock *sk, u8 new_state)
 		bbr->prev_ca_state = TCP_CA_Loss;
 		/* The tcp_write_timeout() call to sk_rethink_txhash() likely
 		 * repathed this flow, so re-learn the min network RTT on the
-		 * new path: */
-		bbr_reset_full_bw(sk);
+		 * new path (bbr2_set_state: full_bw alone): */
+		if (bbr->v2)
+			bbr->full_bw = 0;
+		else
+			bbr_reset_full_bw(sk);
 		if (!bbr_is_probing_bandwidth(sk) && bbr->inflight_lo == ~0U) {
 			/* bbr_adapt_lower_bounds() needs cwnd before
-			 * we suffered an RTO, to update inflight_lo: */
-			bbr->inflight_lo =
+			 * we suffered an RTO, to update inflight_lo
+			 * (v2alpha: the cwnd saved at recovery entry): */
+			bbr->inflight_lo = bbr->v2 ? bbr->prior_cwnd :
 				max(tcp_snd_cwnd(tp), bbr->prior_cwnd);
 		}
 	} else if (bbr->prev_ca_state == TCP_CA_Loss &&

@@ -84,7 +84,7 @@ static u32 bbr_tso_segs_generic(struct sock *sk, unsigned int mss_now,
 				u32 gso_max_size)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
-	u32 segs, r;
+	u32 segs, r, min_segs;
 	u64 bytes;
 
 	/* Budget a TSO/GSO burst size allowance based on bw (pacing_rate). */
@@ -101,8 +101,12 @@ static u32 bbr_tso_segs_generic(struct sock *sk, unsigned int mss_now,
 
 	bytes = min_t(u32, bytes, gso_max_size - 1 - MAX_TCP_HEADER);
 	/* DEVIATION: net.ipv4.tcp_min_tso_segs is not readable from a CA
-	 * (sock_net); its default 2 is used. */
-	segs = max_t(u32, (u32)bytes / max(mss_now, 1U), TCP_MIN_TSO_SEGS);
+	 * (sock_net); its default 2 is used. v2alpha's bbr_min_tso_segs:
+	 * 1 below 1.2 Mbit/s of pacing, else 2. */
+	min_segs = TCP_MIN_TSO_SEGS;
+	if (bbr->v2 && sk->sk_pacing_rate < (bbr2_min_tso_rate >> 3))
+		min_segs = 1;
+	segs = max_t(u32, (u32)bytes / max(mss_now, 1U), min_segs);
 	return segs;
 }
 

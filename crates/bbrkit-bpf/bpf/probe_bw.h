@@ -67,6 +67,18 @@ static void bbr_pick_probe_wait(struct sock *sk)
 			     get_random_u32_below(bbr_param(sk, bw_probe_rand_us));
 }
 
+/* bbr_set_cycle_idx: a new ProbeBW phase needs a new cwnd and pacing
+ * rate, so the next app-limited ACK may not take the fast path (the first
+ * version set cycle_idx directly and kept try_fast_path: DEVIATIONS.md). */
+static void bbr_set_cycle_idx(struct sock *sk, u32 cycle_idx)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	bbr->cycle_idx = cycle_idx;
+	/* New phase, so need to update cwnd and pacing rate. */
+	bbr->try_fast_path = 0;
+}
+
 /* bbr_start_bw_probe_refill: send at the estimated bw for a round to fill the
  * pipe before probing (else a shallow buffer overflows before the pipe is
  * full and the hi bounds underestimate). */
@@ -81,7 +93,8 @@ static void bbr_start_bw_probe_refill(struct sock *sk, u32 bw_probe_up_rounds)
 	bbr->stopped_risky_probe = 0;
 	bbr->ack_phase = BBR_ACKS_REFILLING;
 	bbr->next_rtt_delivered = tp->delivered;
-	bbr->cycle_idx = BBR_BW_PROBE_REFILL;
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_REFILL);
+	bbr3_cnt_inc(sk, refills);
 }
 
 /* bbr_start_bw_probe_up: probe the max deliverable rate and volume. */
@@ -93,10 +106,13 @@ static void bbr_start_bw_probe_up(struct sock *sk, struct bbr_context *ctx)
 	bbr->ack_phase = BBR_ACKS_PROBE_STARTING;
 	bbr->next_rtt_delivered = tp->delivered;
 	bbr->cycle_mstamp = (u32)tp->tcp_mstamp;
-	bbr_reset_full_bw(sk);
-	bbr->full_bw = ctx->sample_bw;
-	bbr->cycle_idx = BBR_BW_PROBE_UP;
+	if (!bbr->v2) {	/* v3 restarts the plateau detector for the probe */
+		bbr_reset_full_bw(sk);
+		bbr->full_bw = ctx->sample_bw;
+	}
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_UP);
 	bbr_raise_inflight_hi_slope(sk);
+	bbr3_cnt_inc(sk, ups);
 }
 
 /* bbr_start_bw_probe_down: start a cycle: reset congestion signals, stop
@@ -113,7 +129,7 @@ static void bbr_start_bw_probe_down(struct sock *sk)
 	bbr->cycle_mstamp = (u32)tp->tcp_mstamp;	/* start wall clock */
 	bbr->ack_phase = BBR_ACKS_PROBE_STOPPING;
 	bbr->next_rtt_delivered = tp->delivered;
-	bbr->cycle_idx = BBR_BW_PROBE_DOWN;
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_DOWN);
 }
 
 /* bbr_start_bw_probe_cruise: hold a neutral operating point, reducing
@@ -125,7 +141,7 @@ static __always_inline void bbr_start_bw_probe_cruise(struct sock *sk)
 	if (bbr->inflight_lo != ~0U)
 		bbr->inflight_lo = min(bbr->inflight_lo, bbr->inflight_hi);
 
-	bbr->cycle_idx = BBR_BW_PROBE_CRUISE;
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_CRUISE);
 }
 
 /* bbr_check_time_to_probe_bw: ECN reprobe (marks stopped in a loss-free
@@ -226,6 +242,13 @@ BBR3_GLOBAL int bbr3_update_cycle_phase(struct tcp_sock *tp __arg_trusted,
 	 * too high last time, (2) bw plateaued while inflight_hi was not
 	 * limiting; (3) loss and (4) ECN are checked in is_inflight_too_high. */
 	case BBR_BW_PROBE_UP:
+		if (bbr->v2) {	/* bbr2_update_cycle_phase */
+			if (bbr2_probe_up_done(sk, inflight, bw)) {
+				bbr->prev_probe_too_high = 0;
+				bbr_start_bw_probe_down(sk);
+			}
+			break;
+		}
 		if (bbr->prev_probe_too_high &&
 		    inflight >= bbr->inflight_hi) {
 			bbr->stopped_risky_probe = 1;

@@ -73,6 +73,7 @@ BBR3_GLOBAL int bbr3_update_min_rtt(struct tcp_sock *tp __arg_trusted,
 				  msecs_to_jiffies(bbr_param(sk, probe_rtt_win_ms)));
 	if (rs->rtt_us >= 0 &&
 	    (rs->rtt_us < bbr->probe_rtt_min_us ||
+	     (bbr->v2 && rs->rtt_us == bbr->probe_rtt_min_us) ||	/* v2alpha: <= */
 	     (probe_rtt_expired && !rs->is_ack_delayed))) {
 		bbr->probe_rtt_min_us = (u32)rs->rtt_us;
 		bbr->probe_rtt_min_stamp = now;
@@ -93,6 +94,7 @@ BBR3_GLOBAL int bbr3_update_min_rtt(struct tcp_sock *tp __arg_trusted,
 		bbr->probe_rtt_done_stamp = 0;
 		bbr->ack_phase = BBR_ACKS_PROBE_STOPPING;
 		bbr->next_rtt_delivered = tp->delivered;
+		bbr3_cnt_inc(sk, probe_rtts);
 	}
 
 	if (bbr->mode == BBR_PROBE_RTT) {

@@ -14,8 +14,8 @@
  *                       end (rs->last_end_seq - snd_nxt, in mss_cache units;
  *                       1 for a retransmitted skb),
  *        lost         = tp->lost now - lost then.
- *    Found by binary search (<= 9 steps) over the last 256 snapshots, one
- *    per cwnd/128 packets delivered (correcting for the packets delivered
+ *    Found by binary search (<= 6 steps) over the last 32 snapshots, one
+ *    per cwnd/16 packets delivered (correcting for the packets delivered
  *    between the snapshot and the send). No match
  *    (ring too short, no storage): tx_in_flight = rs->prior_in_flight and
  *    lost = rs->losses, the approximation without a side channel.
@@ -25,14 +25,11 @@
  * bbr3's.
  */
 
-/* Counters in bbr3_stats (per CPU): how the send snapshot was found. */
+/* Counters in bbr3_stats (per CPU): what has no socket storage to count
+ * in. Everything else is counted per socket (telemetry.h). */
 enum bbr3_stat {
-	BBR3_STAT_TX_EXACT,	/* snapshot with delivered == prior_delivered */
-	BBR3_STAT_TX_FLOOR,	/* nearest older snapshot (delivered skipped) */
-	BBR3_STAT_TX_MISS,	/* older than the ring or no storage: fallback */
-	BBR3_STAT_NO_SAMPLE,	/* ACK without a sampled skb (prior_mstamp 0) */
-	BBR3_STAT_TLP_RECOVERY,	/* TLP-repaired losses seen (set_state CWR) */
-	BBR3_STAT_COLD_MISSING,	/* sk_storage could not be created */
+	BBR3_STAT_STORAGE_MISSING,	/* sk_storage could not be created (init or retry) */
+	BBR3_STAT_STORAGE_RECOVERED,	/* ... and a later retry created it */
 	BBR3_STAT_MAX,
 };
 
@@ -44,69 +41,101 @@ static __always_inline void bbr3_count(u32 which)
 		*v += 1;
 }
 
-/* The cold half of the state and the snapshot ring (NULL if the socket's
- * sk_storage could not be created in init, e.g. optmem exhausted). */
-static __always_inline struct bbr_cold *bbr_cold(struct sock *sk)
+/* The socket's storage: the telemetry, the rest of the state and the
+ * snapshot ring (NULL if it could not be created, e.g. optmem exhausted;
+ * bbr3_main retries once per round and counts). */
+static __always_inline struct bbr3_sk *bbr_sk(struct sock *sk)
 {
 	return bpf_sk_storage_get(&bbr3_sk_stor, sk, NULL, 0);
 }
 
+/* Counts one event in the socket's counters (a storage lookup: for events
+ * at most once per round; per-ACK counters are bumped in bbr3_main). */
+#define bbr3_cnt_inc(sk, field)					\
+	do {							\
+		struct bbr3_sk *__st = bbr_sk(sk);		\
+								\
+		if (__st)					\
+			__st->cnt.field++;			\
+	} while (0)
+
 /* Append this ACK's snapshot when tp->delivered moved on by at least
  * max(1, cwnd / BBR_TX_GRAIN_DIV) packets since the newest one, so the ring
- * spans about two windows of data whatever the ACK rate (256 single-ACK
- * snapshots cover only ~0.4 BDP at 100 Mbit/s x 80 ms: 23 % of lookups
- * missed). An ACK that did not change tp->delivered overwrites the newest
+ * spans about two windows of data whatever the ACK rate (single-ACK
+ * snapshots, the first version, covered only ~0.4 BDP at 100 Mbit/s x
+ * 80 ms: 23 % of lookups missed). An ACK that did not change tp->delivered overwrites the newest
  * snapshot; one that moved it less than the grain is skipped (bbr3_fill_rs
  * corrects for the packets delivered since the snapshot it finds). */
-BBR3_GLOBAL int bbr3_tx_record(struct tcp_sock *tp __arg_trusted,
-			       struct bbr_cold *cold)
+static __always_inline void bbr3_tx_record(struct tcp_sock *tp,
+					   struct bbr3_sk *st)
 {
 	struct bbr_tx_snap *e;
 	u32 d, h, grain;
 
-	if (!cold)	/* global subprogram: pointer arguments may be NULL */
-		return 0;
 	d = tp->delivered;
-	h = cold->tx_head;
+	h = st->tx_head;
 
-	e = &cold->tx[(h - 1) & BBR_TX_MASK];
+	e = &st->tx[(h - 1) & BBR_TX_MASK];
 	if (h && e->delivered != d) {
 		grain = tcp_snd_cwnd(tp) / BBR_TX_GRAIN_DIV;
 		if (d - e->delivered < max(grain, 1U))
-			return 0;	/* keep the granule's first snapshot */
+			return;	/* keep the granule's first snapshot */
 	}
 	if (!h || e->delivered != d) {
-		e = &cold->tx[h & BBR_TX_MASK];
-		cold->tx_head = h + 1;
+		e = &st->tx[h & BBR_TX_MASK];
+		st->tx_head = h + 1;
 	}
 	e->delivered = d;
 	e->lost = tp->lost;
 	e->in_flight = tcp_packets_in_flight(tp);
 	e->snd_nxt = tp->snd_nxt;
-	return 0;
 }
 
-/* Newest snapshot with delivered <= want (wrap-safe: by age relative to
- * the newest); NULL if the ring holds none that old. *exact on equality. */
-static struct bbr_tx_snap *bbr_tx_find(struct bbr_cold *cold, u32 want,
+/* The snapshot at offset j from the newest (0 newest .. n-1 oldest). */
+#define bbr_tx_at(st, h, j) (&(st)->tx[((h) - 1 - (j)) & BBR_TX_MASK])
+
+/* Whether offset j (< n) is the answer: the newest snapshot at least `age`
+ * packets older than the newest, i.e. the newest one with delivered <=
+ * want (ages relative to the newest are wrap-safe and grow with j). */
+static __always_inline bool bbr_tx_is_floor(struct bbr3_sk *st, u32 h,
+					    u32 newest, u32 j, u32 age)
+{
+	if (newest - bbr_tx_at(st, h, j)->delivered < age)
+		return false;
+	return j == 0 || newest - bbr_tx_at(st, h, j - 1)->delivered < age;
+}
+
+/* Newest snapshot with delivered <= want; NULL if the ring holds none that
+ * old. *exact on equality. Consecutive ACKs usually sample skbs of the same
+ * or the next snapshot, so the answer of the previous lookup (tx_cursor)
+ * and the one after it are tried first (two or three adjacent entries)
+ * before a binary search over the ring. */
+static struct bbr_tx_snap *bbr_tx_find(struct bbr3_sk *st, u32 want,
 				       bool *exact)
 {
-	u32 h = cold->tx_head, n, newest, age, lo, hi, mid, a, i;
+	u32 h = st->tx_head, n, newest, age, lo, hi, mid, a, i, j;
 	struct bbr_tx_snap *e;
 
 	*exact = false;
 	if (!h)
 		return NULL;
 	n = min(h, (u32)BBR_TX_RING);
-	newest = cold->tx[(h - 1) & BBR_TX_MASK].delivered;
+	newest = bbr_tx_at(st, h, 0)->delivered;
 	age = newest - want;	/* how many packets ago the skb was sent */
+	j = h - 1 - st->tx_cursor;	/* the last answer's offset now */
+	if (j < n && bbr_tx_is_floor(st, h, newest, j, age))
+		goto found;
+	if (j - 1 < n && bbr_tx_is_floor(st, h, newest, j - 1, age)) {
+		j--;
+		goto found;
+	}
 	/* Offsets j = 0 (newest) .. n-1 (oldest) have increasing ages; find
 	 * the smallest j whose age >= age. */
 	lo = 0;
 	hi = n;		/* answer in [lo, hi]; hi == n: none old enough */
 	for (i = 0; i < BBR_TX_SEARCH_STEPS && lo < hi; i++) {
 		mid = (lo + hi) / 2;
-		a = newest - cold->tx[(h - 1 - mid) & BBR_TX_MASK].delivered;
+		a = newest - bbr_tx_at(st, h, mid)->delivered;
 		if (a >= age)
 			hi = mid;
 		else
@@ -114,7 +143,10 @@ static struct bbr_tx_snap *bbr_tx_find(struct bbr_cold *cold, u32 want,
 	}
 	if (lo >= n)
 		return NULL;
-	e = &cold->tx[(h - 1 - lo) & BBR_TX_MASK];
+	j = lo;
+found:
+	st->tx_cursor = h - 1 - j;
+	e = bbr_tx_at(st, h, j);
 	*exact = e->delivered == want;
 	return e;
 }
@@ -122,7 +154,7 @@ static struct bbr_tx_snap *bbr_tx_find(struct bbr_cold *cold, u32 want,
 /* Fill a struct bbr_rs from the kernel's sample plus the rebuilt fields. */
 BBR3_GLOBAL int bbr3_fill_rs(struct tcp_sock *tp __arg_trusted, int flag,
 			     const struct rate_sample *krs __arg_trusted,
-			     struct bbr_cold *cold,	/* NULL: no storage */
+			     struct bbr3_sk *st,	/* NULL: no storage */
 			     struct bbr_rs *rs)
 {
 	struct bbr_tx_snap *e = NULL;
@@ -149,18 +181,23 @@ BBR3_GLOBAL int bbr3_fill_rs(struct tcp_sock *tp __arg_trusted, int flag,
 	rs->lost = 0;
 
 	if (!krs->prior_mstamp) {	/* no skb sampled: google leaves 0s */
-		bbr3_count(BBR3_STAT_NO_SAMPLE);
+		if (st)
+			st->cnt.no_sample++;
 		return 0;
 	}
-	if (cold)
-		e = bbr_tx_find(cold, rs->prior_delivered, &exact);
+	if (st)
+		e = bbr_tx_find(st, rs->prior_delivered, &exact);
 	if (!e) {
-		bbr3_count(BBR3_STAT_TX_MISS);
+		if (st)
+			st->cnt.tx_miss++;
 		rs->tx_in_flight = rs->prior_in_flight;
 		rs->lost = rs->losses;
 		return 0;
 	}
-	bbr3_count(exact ? BBR3_STAT_TX_EXACT : BBR3_STAT_TX_FLOOR);
+	if (exact)
+		st->cnt.tx_exact++;
+	else
+		st->cnt.tx_floor++;
 	mss = max(tp->mss_cache, 1U);
 	bytes = (s32)(krs->last_end_seq - e->snd_nxt);
 	segs = bytes > 0 ? ((u32)bytes + mss - 1) / mss : 1;

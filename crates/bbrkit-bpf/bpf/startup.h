@@ -56,7 +56,8 @@ static void bbr_handle_queue_too_high_in_startup(struct sock *sk)
 	bbr->full_bw_reached = 1;
 
 	bdp = bbr_inflight(sk, bbr_max_bw(sk), BBR_UNIT);
-	bbr->inflight_hi = max(bdp, bbr->inflight_latest);
+	/* v2alpha (bbr2_handle_queue_too_high_in_startup): the BDP alone */
+	bbr->inflight_hi = bbr->v2 ? bdp : max(bdp, bbr->inflight_latest);
 }
 
 /* bbr_check_loss_too_high_in_startup: at the end of each loss round spent in
@@ -78,6 +79,7 @@ static void bbr_check_loss_too_high_in_startup(struct sock *sk,
 	    bbr->loss_events_in_round >= bbr_vparam(sk, full_loss_cnt) &&
 	    bbr_is_inflight_too_high(sk, rs)) {
 		bbr_handle_queue_too_high_in_startup(sk);
+		bbr3_cnt_inc(sk, startup_loss_exits);
 		return;
 	}
 	if (bbr->loss_round_start)

@@ -2,7 +2,8 @@
 //! and holds the registration until Ctrl-C (or SIGTERM) or for `--seconds N`.
 //! When the kernel refuses a program the verifier's whole log is printed.
 //! Needs root (CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN). Also the helper of the
-//! crate's root tests.
+//! crate's root tests: once registered it prints `objects {"programs":[..],
+//! "maps":[..],"links":[..]}`, the ids of what it created.
 //!
 //! ```text
 //! register FILE [--seconds N]        an object file (e.g. bpf/bbr3.bpf.o)
@@ -66,6 +67,12 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return report(&e),
     };
+    // The ids of what it created, for leak checks that look only at them.
+    let objects = bbrkit_bpf::objects::Objects::of_registration(&registration);
+    println!(
+        "objects {}",
+        serde_json::to_string(&objects).expect("plain ids")
+    );
     for ca in registration.algorithms() {
         println!("registered struct_ops {ca}");
     }

@@ -5,11 +5,10 @@
 //! cargo run -p bbrkit-bpf --example status -- bbr3
 //! ```
 
-use bbrkit_bpf::features::Features;
 use bbrkit_bpf::status;
 
 fn main() {
-    let f = Features::detect();
+    let f = bbrkit_bpf::features::detect();
     println!("kernel {}", f.kernel);
     for x in &f.features {
         let mark = if x.present { "ok  " } else { "MISS" };

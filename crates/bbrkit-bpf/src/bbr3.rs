@@ -25,6 +25,11 @@ struct Aligned<T: ?Sized>(T);
 
 static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../bpf/bbr3.bpf.o"));
 
+/// SHA-256 of the embedded object in lowercase hex, as `sha256sum
+/// bpf/bbr3.bpf.o` prints it (computed by the build script): names the BPF
+/// code a binary carries.
+pub const OBJECT_SHA256: &str = env!("BBRKIT_BBR3_OBJECT_SHA256");
+
 /// The embedded object's bytes.
 pub fn object_bytes() -> &'static [u8] {
     &OBJECT.0
@@ -60,7 +65,21 @@ mod tests {
     use libbpf_rs::MapType;
 
     use super::*;
-    use crate::telemetry::{KEY_SIZE, MAP_NAME, VALUE_SIZE};
+    use crate::telemetry::{STORAGE_MAP, VALUE_SIZE};
+
+    /// The build script's hash is the file's, computed by another
+    /// implementation (coreutils' `sha256sum`, on every Linux).
+    #[test]
+    fn object_hash_is_what_sha256sum_says() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bpf/bbr3.bpf.o");
+        let out = std::process::Command::new("sha256sum")
+            .arg(path)
+            .output()
+            .expect("run sha256sum");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.split_whitespace().next(), Some(OBJECT_SHA256));
+        assert_eq!(std::fs::read(path).unwrap(), object_bytes());
+    }
 
     #[test]
     fn offers_bbr3() {
@@ -68,18 +87,32 @@ mod tests {
         assert!(algos.iter().any(|a| a == "bbr3"), "{algos:?}");
     }
 
-    /// The Rust mirror of telemetry.h has the sizes the object's map has.
+    /// A build without BPF support names the object's algorithms from a
+    /// list (it does not carry the object): the list is the object's.
     #[test]
-    fn telemetry_layout_matches_the_object() {
+    fn the_vocabulary_lists_the_objects_algorithms() {
+        let mut algos = algorithms().expect("open the embedded object");
+        let mut listed = bbrkit_vocab::bpf_features::BPF_ALGORITHMS.to_vec();
+        algos.sort();
+        listed.sort();
+        assert_eq!(algos, listed);
+    }
+
+    /// The Rust mirror of telemetry.h has the value size the object's
+    /// storage map has, and the object has no other per-socket map (the
+    /// LRU telemetry map of earlier builds is gone).
+    #[test]
+    fn storage_layout_matches_the_object() {
         let open = source().open().expect("open");
         let map = open
             .maps()
-            .find(|m| m.name().to_str() == Some(MAP_NAME))
-            .expect("telemetry map in the object");
-        assert_eq!(map.map_type(), MapType::LruHash);
-        assert_eq!(map.key_size() as usize, KEY_SIZE);
+            .find(|m| m.name().to_str() == Some(STORAGE_MAP))
+            .expect("storage map in the object");
+        assert_eq!(map.map_type(), MapType::SkStorage);
         assert_eq!(map.value_size() as usize, VALUE_SIZE);
-        assert_eq!(map.max_entries(), 65536);
+        let kinds: Vec<MapType> = open.maps().map(|m| m.map_type()).collect();
+        assert!(!kinds.contains(&MapType::LruHash), "{kinds:?}");
+        assert!(!kinds.contains(&MapType::Hash), "{kinds:?}");
     }
 
     /// Leak checks find the object's programs and maps by this prefix (or,

@@ -69,6 +69,18 @@ pub enum BpfError {
         #[source]
         source: libbpf_rs::Error,
     },
+    /// Taking a reference to another user's registration failed (the
+    /// link went away, or no permission).
+    #[error("join the registration of {name} (link {link_id})")]
+    Join {
+        /// The algorithm.
+        name: String,
+        /// The link's id (0: none found).
+        link_id: u32,
+        /// The OS error of `BPF_LINK_GET_FD_BY_ID`.
+        #[source]
+        source: std::io::Error,
+    },
     /// Removing bbrkit's pins failed.
     #[error("unpin {ca}")]
     Unpin {
@@ -102,6 +114,15 @@ pub enum BpfError {
         program: String,
         /// The cgroup directory.
         cgroup: PathBuf,
+        /// libbpf's error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Detaching the sock_ops program's link failed.
+    #[error("detach {program} from its cgroup")]
+    Detach {
+        /// The program.
+        program: String,
         /// libbpf's error.
         #[source]
         source: libbpf_rs::Error,

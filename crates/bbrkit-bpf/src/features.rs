@@ -22,6 +22,8 @@ use std::path::Path;
 use libbpf_rs::btf::types::{Enum, FuncProto, Ptr, Struct};
 use libbpf_rs::btf::{Btf, BtfType, ReferencesType};
 
+pub use bbrkit_vocab::bpf_features::{Feature, FeatureId, Features, Missing};
+
 /// Kernel BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 /// Where bpffs is normally mounted.
@@ -30,106 +32,28 @@ const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
 /// `BPF_FS_MAGIC` (include/uapi/linux/magic.h).
 pub(crate) const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 
-/// One thing the BPF side needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FeatureId {
-    /// Kernel BTF at `/sys/kernel/btf/vmlinux`.
-    KernelBtf,
-    /// `tcp_congestion_ops` can be implemented as a BPF struct_ops.
-    StructOpsTcp,
-    /// A BPF CA may write `sk_pacing_rate` and `sk_pacing_status`.
-    PacingWrites,
-    /// struct_ops maps registered through links (`.struct_ops.link`).
-    StructOpsLink,
-    /// `cong_control(sk, ack, flag, rs)` with 4 arguments.
-    CongControl4,
-    /// bpffs mounted at `/sys/fs/bpf` (only needed to pin).
-    Bpffs,
-    /// Kernel lockdown mode (informational).
-    Lockdown,
-    /// The process may load and register struct_ops.
-    Privileges,
-}
-
-impl FeatureId {
-    /// The first mainline kernel with the feature (`None`: not a kernel feature).
-    pub fn since(self) -> Option<&'static str> {
-        match self {
-            FeatureId::KernelBtf => Some("5.4"),
-            FeatureId::StructOpsTcp => Some("5.6"),
-            FeatureId::PacingWrites => Some("6.0"),
-            FeatureId::StructOpsLink => Some("6.4"),
-            FeatureId::CongControl4 => Some("6.10"),
-            FeatureId::Bpffs | FeatureId::Lockdown | FeatureId::Privileges => None,
-        }
-    }
-
-    /// Whether loading bbr3 is impossible without it (bpffs is only needed
-    /// to pin; lockdown is reported, not required).
-    pub fn required(self) -> bool {
-        !matches!(self, FeatureId::Bpffs | FeatureId::Lockdown)
-    }
-}
-
-/// The outcome of one probe.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Feature {
-    /// What was probed.
-    pub id: FeatureId,
-    /// Whether it is there.
-    pub present: bool,
-    /// Evidence when present, the one-line reason when absent.
-    pub detail: String,
-}
-
-/// Every probe, in the order of the table above.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Features {
-    /// `/proc/sys/kernel/osrelease`.
-    pub kernel: String,
-    /// One entry per [`FeatureId`].
-    pub features: Vec<Feature>,
-}
-
-impl Features {
-    /// Probes this kernel and process.
-    pub fn detect() -> Features {
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default();
-        let btf = Btf::from_vmlinux();
-        let mut features = vec![match &btf {
-            Ok(_) => found(FeatureId::KernelBtf, format!("{VMLINUX_BTF} parsed")),
-            Err(e) => absent(
-                FeatureId::KernelBtf,
-                format!("no kernel BTF ({VMLINUX_BTF}: {e})"),
-            ),
-        }];
-        let btf = btf.ok();
-        features.push(struct_ops_tcp(btf.as_ref()));
-        features.push(pacing_writes(&kernel));
-        features.push(struct_ops_link(btf.as_ref()));
-        features.push(cong_control_4(btf.as_ref()));
-        features.push(bpffs(Path::new(BPFFS)));
-        features.push(lockdown());
-        features.push(privileges(&read_cap_eff()));
-        Features { kernel, features }
-    }
-
-    /// The entry for `id`.
-    pub fn get(&self, id: FeatureId) -> Option<&Feature> {
-        self.features.iter().find(|f| f.id == id)
-    }
-
-    /// Ok when every required feature is present, else the first missing
-    /// one's reason.
-    pub fn can_register(&self) -> Result<(), String> {
-        match self.features.iter().find(|f| f.id.required() && !f.present) {
-            None => Ok(()),
-            Some(f) => Err(f.detail.clone()),
-        }
-    }
+/// Probes this kernel and process.
+pub fn detect() -> Features {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let btf = Btf::from_vmlinux();
+    let mut features = vec![match &btf {
+        Ok(_) => found(FeatureId::KernelBtf, format!("{VMLINUX_BTF} parsed")),
+        Err(e) => absent(
+            FeatureId::KernelBtf,
+            format!("no kernel BTF ({VMLINUX_BTF}: {e})"),
+        ),
+    }];
+    let btf = btf.ok();
+    features.push(struct_ops_tcp(btf.as_ref()));
+    features.push(pacing_writes(&kernel));
+    features.push(struct_ops_link(btf.as_ref()));
+    features.push(cong_control_4(btf.as_ref()));
+    features.push(bpffs(Path::new(BPFFS)));
+    features.push(lockdown());
+    features.push(privileges(&read_cap_eff()));
+    Features { kernel, features }
 }
 
 fn found(id: FeatureId, detail: String) -> Feature {
@@ -389,7 +313,7 @@ mod tests {
     /// feature is there, and the cong_control probe really counts params.
     #[test]
     fn this_kernel_has_everything_bbr3_needs() {
-        let f = Features::detect();
+        let f = detect();
         if !Path::new(VMLINUX_BTF).exists() {
             eprintln!("skipped: no {VMLINUX_BTF}");
             return;

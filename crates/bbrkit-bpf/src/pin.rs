@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! /sys/fs/bpf/bbrkit/<ca>/link            the struct_ops link: holds the registration
-//! /sys/fs/bpf/bbrkit/<ca>/bbr3_telemetry  the telemetry map, for other processes to read
+//! /sys/fs/bpf/bbrkit/<ca>/bbr3_telemetry  an earlier build's telemetry map (removed by unpin)
 //! ```
 //!
 //! A pin is a reference like a file descriptor: the link stays, and with it
@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 pub const PIN_ROOT: &str = "/sys/fs/bpf/bbrkit";
 /// File name of a link pin.
 pub const LINK: &str = "link";
-/// File name of a telemetry map pin.
+/// File name of the telemetry map pin of earlier versions (the map is gone:
+/// telemetry is in each socket's storage); [`unpin`] still removes it.
 pub const TELEMETRY: &str = "bbr3_telemetry";
 
 /// The pin directory of congestion control `ca`.
@@ -30,7 +31,7 @@ pub fn link_path(ca: &str) -> PathBuf {
     dir(ca).join(LINK)
 }
 
-/// The telemetry map pin of `ca`.
+/// The telemetry map pin of `ca` (earlier versions).
 pub fn telemetry_path(ca: &str) -> PathBuf {
     dir(ca).join(TELEMETRY)
 }

@@ -8,7 +8,7 @@
 //! unless [`Registration::pin`] pinned it (then [`crate::pin::unpin`] does).
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,6 @@ use libbpf_rs::{Link, MapCore, MapType};
 use crate::error::{BpfError, Result};
 use crate::load::Loaded;
 use crate::pin;
-use crate::telemetry::MAP_NAME;
 
 /// Links of every struct_ops map of one object; declared before `loaded`
 /// so the links drop (unregister) before the object closes.
@@ -60,14 +59,23 @@ impl Registration {
         self.links.iter().map(|(n, _)| n.as_str())
     }
 
-    /// The loaded object (for its telemetry map).
+    /// The ids of its links (one per registered congestion control).
+    pub fn link_ids(&self) -> Vec<u32> {
+        self.links
+            .iter()
+            .filter_map(|(_, l)| l.info().ok().map(|i| i.id))
+            .collect()
+    }
+
+    /// The loaded object (for its maps, e.g. the sockets' storage).
     pub fn loaded(&self) -> &Loaded {
         &self.loaded
     }
 
-    /// Pins each link at [`pin::link_path`] and the telemetry map (if the
-    /// object has one) beside it, so the registration outlives this process
-    /// until [`pin::unpin`]. On error the pins made so far are removed.
+    /// Pins each link at [`pin::link_path`], so the registration outlives
+    /// this process until [`pin::unpin`]. On error the pins made so far are
+    /// removed. (The sockets' telemetry needs no pin: it is in their
+    /// sk_storage, read through sock_diag.)
     pub fn pin(&mut self) -> Result<Vec<PathBuf>> {
         let mut done = Vec::new();
         let r = self.pin_all(&mut done);
@@ -76,21 +84,10 @@ impl Registration {
                 let _ = pin::unpin(ca);
             }
         }
-        r.map(|()| {
-            done.iter()
-                .flat_map(|ca| [pin::link_path(ca), pin::telemetry_path(ca)])
-                .filter(|p| p.exists())
-                .collect()
-        })
+        r.map(|()| done.iter().map(|ca| pin::link_path(ca)).collect())
     }
 
     fn pin_all(&mut self, done: &mut Vec<String>) -> Result<()> {
-        let telemetry = self
-            .loaded
-            .object()
-            .maps()
-            .find(|m| m.name().as_bytes() == MAP_NAME.as_bytes())
-            .map(|m| m.as_fd().as_raw_fd());
         for (ca, link) in &mut self.links {
             let dir = pin::dir(ca);
             std::fs::create_dir_all(&dir).map_err(|e| BpfError::Pin {
@@ -101,25 +98,23 @@ impl Registration {
             let path = pin::link_path(ca);
             link.pin(&path)
                 .map_err(|source| BpfError::Pin { path, source })?;
-            if let Some(fd) = telemetry {
-                obj_pin(fd, &pin::telemetry_path(ca))?;
-            }
         }
         Ok(())
     }
 }
 
 /// `BPF_OBJ_PIN` of `fd` at `path` (a second pin of the same map is allowed,
-/// which libbpf's `bpf_map__pin` would refuse).
-fn obj_pin(fd: i32, path: &Path) -> Result<()> {
+/// which libbpf's `bpf_map__pin` would refuse; a link fd of any process's
+/// link may be pinned too).
+pub(crate) fn obj_pin(fd: std::os::fd::BorrowedFd<'_>, path: &Path) -> Result<()> {
     let err = |e: std::io::Error| BpfError::Pin {
         path: path.to_path_buf(),
         source: libbpf_rs::Error::from(e),
     };
     let c = CString::new(path.as_os_str().as_bytes()).map_err(|e| err(e.into()))?;
-    // SAFETY: `fd` is a map fd owned by the loaded object, alive for the
-    // call; `c` is a valid NUL-terminated path.
-    let rc = unsafe { libbpf_sys::bpf_obj_pin(fd, c.as_ptr()) };
+    // SAFETY: `fd` is borrowed, so open for the call; `c` is a valid
+    // NUL-terminated path.
+    let rc = unsafe { libbpf_sys::bpf_obj_pin(fd.as_raw_fd(), c.as_ptr()) };
     if rc == 0 {
         Ok(())
     } else {

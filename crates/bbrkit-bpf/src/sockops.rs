@@ -43,7 +43,10 @@ use libbpf_rs::query::LinkTypeInfo;
 
 use crate::error::{BpfError, Result};
 use crate::load::{Aligned8, Loaded, ObjectSource};
-pub use maps::{ArmCounters, Counters, Maps, Stats};
+pub use bbrkit_policy::attached::{
+    ArmCounters, Counters, LINK_PIN, PIN_ROOT, Stats, default_pin_dir,
+};
+pub use maps::Maps;
 
 /// libbpf's name for the object (its `.kconfig` map is `bkpol.kconfig`).
 pub const OBJECT_NAME: &str = "bkpol";
@@ -51,10 +54,6 @@ pub const OBJECT_NAME: &str = "bkpol";
 pub const PREFIX: &str = "bkpol";
 /// The program.
 pub const PROGRAM: &str = "bkpol_sockops";
-/// File name of the link pin in a pin directory.
-pub const LINK_PIN: &str = "link";
-/// Where bbrkit pins the policy of a cgroup by default: `<this>/<cgroup id>`.
-pub const PIN_ROOT: &str = "/sys/fs/bpf/bbrkit/policy";
 
 static OBJECT: &Aligned8<[u8]> = &Aligned8(*include_bytes!("../bpf/sockops.bpf.o"));
 
@@ -69,11 +68,6 @@ pub fn source() -> ObjectSource<'static> {
         name: OBJECT_NAME,
         bytes: object_bytes(),
     }
-}
-
-/// The default pin directory of the policy of cgroup `id`.
-pub fn default_pin_dir(cgroup_id: u64) -> PathBuf {
-    Path::new(PIN_ROOT).join(cgroup_id.to_string())
 }
 
 /// What `doctor` and `verify` say about an attachment.
@@ -197,6 +191,18 @@ impl Attachment {
             link,
             maps: Maps::of_pins(dir)?,
             pin_dir: Some(dir.to_path_buf()),
+        })
+    }
+
+    /// Detaches the program from its cgroup now, keeping the maps readable
+    /// while this value lives: a trial reads the records written before
+    /// the detach after it, so a connection closing at the end is either
+    /// recorded or still open, never neither. Pins (if any) stay; dropping
+    /// the value closes the link and maps as usual.
+    pub fn detach_link(&self) -> Result<()> {
+        self.link.detach().map_err(|source| BpfError::Detach {
+            program: PROGRAM.into(),
+            source,
         })
     }
 

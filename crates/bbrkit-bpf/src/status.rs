@@ -54,6 +54,8 @@ pub struct OpsMap {
     pub id: u32,
     /// Map name (the algorithm's, for congestion controls).
     pub name: String,
+    /// Id of the BTF its object was loaded with (its programs share it).
+    pub btf_id: u32,
     /// Its state (`None`: its value could not be read).
     pub state: Option<OpsState>,
     /// Ids of the struct_ops links holding it.
@@ -76,6 +78,11 @@ pub enum Holder {
         link_id: u32,
         /// Map id.
         map_id: u32,
+        /// The registered programs are bbrkit's own (every one of them has
+        /// the name of a program of this build's embedded object): a lab's
+        /// or another bbrkit's registration, which may be shared
+        /// (`crate::share`).
+        bbrkit: bool,
     },
     /// A plain struct_ops map registered without a link (stays registered
     /// when its loader exits).
@@ -115,6 +122,7 @@ pub fn ops_maps() -> Vec<OpsMap> {
         .map(|m| OpsMap {
             id: m.id,
             name: m.name.to_string_lossy().into_owned(),
+            btf_id: m.btf_id,
             state: ops_state(m.id),
             links: links
                 .iter()
@@ -172,12 +180,64 @@ fn holder(name: &str, maps: &[OpsMap]) -> Holder {
         return Holder::Link {
             link_id: m.links[0],
             map_id: m.id,
+            bbrkit: is_bbrkit_object(m.btf_id),
         };
     }
     match maps.iter().find(|m| m.state == Some(OpsState::InUse)) {
         Some(m) => Holder::Map { map_id: m.id },
         None => Holder::Kernel,
     }
+}
+
+/// Whether the programs loaded with BTF `btf_id` (one object's load) are
+/// bbrkit's: there is at least one, and each has the name of a program of
+/// this build's embedded object. A name check, not a proof: it tells
+/// bbrkit's own registrations (a lab's, another bbrkit's) from another
+/// loader's, which would have to copy bbrkit's program names to pass.
+pub fn is_bbrkit_object(btf_id: u32) -> bool {
+    if btf_id == 0 {
+        return false;
+    }
+    let Ok(open) = crate::bbr3::source().open() else {
+        return false;
+    };
+    let ours: Vec<String> = open
+        .progs()
+        .map(|p| p.name().to_string_lossy().into_owned())
+        .collect();
+    let mut theirs = ProgInfoIter::default()
+        .filter(|p| p.btf_id == btf_id)
+        .map(|p| p.name.to_string_lossy().into_owned())
+        .peekable();
+    theirs.peek().is_some() && theirs.all(|n| ours.contains(&n))
+}
+
+/// Processes that hold an open file descriptor of link `link_id`
+/// (`/proc/<pid>/fdinfo/<fd>` says `link_id:`), as `(pid, command name)`.
+/// Reads every process's descriptors: for messages, not for polling.
+pub fn link_holders(link_id: u32) -> Vec<(u32, String)> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let wanted = format!("link_id:\t{link_id}");
+    let mut out = Vec::new();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(p.path().join("fdinfo")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_to_string(fd.path())
+                .is_ok_and(|t| t.lines().any(|l| l.trim_end() == wanted))
+        });
+        if holds {
+            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            out.push((pid, comm.trim().to_string()));
+        }
+    }
+    out
 }
 
 /// BPF objects in the kernel that belong to bbrkit's congestion controls:

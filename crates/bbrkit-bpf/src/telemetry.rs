@@ -1,265 +1,225 @@
-//! The telemetry map `bbr3_telemetry`: each bbr3/bbr2 socket's model state,
-//! written by the BPF program on every ACK (a BPF congestion control cannot
-//! implement `get_info`, so `ss -i` shows none of it).
+//! What a bbr3/bbr2 socket's sk_storage tells about it: the model state and
+//! the per-socket event counters (`bpf/telemetry.h`), read with the socket
+//! itself in the same sock_diag dump as `tcp_info`. A BPF congestion control
+//! cannot implement `get_info`, so `ss -i` shows none of this.
 //!
-//! Owns the Rust mirror of `bpf/telemetry.h` ([`RawKey`], [`RawState`],
-//! `#[repr(C)]`, byte for byte; a test checks their sizes against the map in
-//! the embedded object), bounds-checked decoding into typed values with
-//! units converted ([`SockModel`]: bits/s, ms, gains as f64), and reading
-//! every entry of a map: one the process holds, a bbrkit pin, or every map
-//! of that name in the kernel (finding maps by id needs CAP_SYS_ADMIN).
+//! Owns the Rust mirror of `bpf/telemetry.h` ([`RawModel`], [`RawCounters`],
+//! `#[repr(C)]`, byte for byte at the offsets the header gives; a test
+//! checks the value size against the map in the embedded object),
+//! bounds-checked decoding into typed values with units converted
+//! ([`ModelState`]: bits/s, ms, gains as f64), the census filter that asks
+//! the kernel for those values ([`StorageMaps`]: the storage maps of every
+//! bbr3 object in the kernel, or of one held object), and the per-CPU
+//! counters of sockets that could not get storage ([`storage_failures`]).
+//! Needs CAP_BPF or CAP_SYS_ADMIN (opening maps by id, the storage part of
+//! the dump). Reads only.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::Path;
+use std::os::fd::{AsFd, AsRawFd};
 
+use bbrkit_diag::{Filter, Socket};
+pub use bbrkit_vocab::bbr_state::{Mode, Phase, State};
 use libbpf_rs::query::MapInfoIter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
-/// The map's name in the object and in the kernel.
-pub const MAP_NAME: &str = "bbr3_telemetry";
+use crate::load::Loaded;
 
-/// `struct bbr3_sock_key` (bpf/telemetry.h).
+/// The storage map's name in the object and in the kernel.
+pub const STORAGE_MAP: &str = "bbr3_sk_stor";
+/// The per-CPU counters map (`enum bbr3_stat` in `bpf/signals.h`).
+pub const STATS_MAP: &str = "bbr3_stats";
+/// `BBR3_TELEMETRY_LAYOUT`: the layout this build decodes.
+pub const LAYOUT: u8 = 1;
+/// `BBR3_COUNTERS_OFFSET`: where [`RawCounters`] starts in the value.
+pub const COUNTERS_OFFSET: usize = 16;
+/// `BBR3_MODEL_OFFSET`: where [`RawModel`] starts in the value.
+pub const MODEL_OFFSET: usize = COUNTERS_OFFSET + COUNTERS_SIZE;
+/// Size of the whole value (`struct bbr3_sk`, bpf/bbr3.h).
+pub const VALUE_SIZE: usize = 712;
+/// Size of [`RawModel`] (56).
+pub const MODEL_SIZE: usize = std::mem::size_of::<RawModel>();
+/// Size of [`RawCounters`] (104).
+pub const COUNTERS_SIZE: usize = std::mem::size_of::<RawCounters>();
+
+/// `struct bbr3_model` (bpf/telemetry.h), in the kernel's units.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
-pub struct RawKey {
-    /// Inode of the socket's network namespace.
-    pub netns_ino: u32,
-    /// `AF_INET` or `AF_INET6`.
-    pub family: u16,
-    /// Local port, host order.
-    pub sport: u16,
-    /// Remote port, host order.
-    pub dport: u16,
-    /// Zero.
-    pub pad: u16,
-    /// Local address, network order (IPv4 in `[0]`).
-    pub saddr: [u32; 4],
-    /// Remote address, network order.
-    pub daddr: [u32; 4],
-}
-
-/// `struct bbr3_sock_state` (bpf/telemetry.h).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct RawState {
-    /// Bandwidth used now, bits/s.
-    pub bw_bps: u64,
-    /// `max_bw`, bits/s.
-    pub max_bw_bps: u64,
-    /// `bw_lo`, bits/s; `u64::MAX` unset.
-    pub bw_lo_bps: u64,
-    /// `min_rtt`, µs; `u32::MAX` none.
+pub struct RawModel {
+    /// `tp->tcp_mstamp` at the write, µs of `CLOCK_MONOTONIC`.
+    pub updated_us: u64,
+    /// `bbr_bw()`, packets/µs << 24.
+    pub bw: u32,
+    /// `bbr_max_bw()`, packets/µs << 24.
+    pub max_bw: u32,
+    /// `bw_lo`, packets/µs << 24; `u32::MAX` unset.
+    pub bw_lo: u32,
+    /// v2alpha's `bw_hi`; `u32::MAX` unset (always for bbr3).
+    pub bw_hi: u32,
+    /// `min_rtt_us`; `u32::MAX` none yet.
     pub min_rtt_us: u32,
     /// `inflight_hi`, packets; `u32::MAX` unset.
     pub inflight_hi: u32,
     /// `inflight_lo`, packets; `u32::MAX` unset.
     pub inflight_lo: u32,
-    /// Pacing gain, 256 = 1.0.
-    pub pacing_gain: u32,
-    /// Cwnd gain, 256 = 1.0.
-    pub cwnd_gain: u32,
-    /// `snd_cwnd`, packets.
+    /// `snd_cwnd` at the write, packets.
     pub cwnd: u32,
-    /// 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT.
-    pub mode: u8,
-    /// 0 DOWN, 1 CRUISE, 2 REFILL, 3 UP (in PROBE_BW).
-    pub phase: u8,
+    /// `mss_cache` at the write, bytes.
+    pub mss: u32,
+    /// Pacing gain, 256 = 1.0.
+    pub pacing_gain: u16,
+    /// Cwnd gain, 256 = 1.0.
+    pub cwnd_gain: u16,
+    /// [`LAYOUT`] when written by this layout.
+    pub layout: u8,
     /// 3 (bbr3) or 2 (bbr2).
     pub version: u8,
+    /// `enum bbr_mode`.
+    pub mode: u8,
+    /// ProbeBW cycle index (`enum bbr_pacing_gain_phase`).
+    pub cycle_idx: u8,
+    /// 1 once STARTUP estimated the pipe full.
+    pub full_bw_reached: u8,
     /// Zero.
-    pub pad8: u8,
-    /// Zero.
-    pub pad32: u32,
-    /// `bpf_ktime_get_ns()` of the last update.
-    pub updated_ns: u64,
+    pub pad: [u8; 3],
 }
 
-/// Size of [`RawKey`] (44).
-pub const KEY_SIZE: usize = std::mem::size_of::<RawKey>();
-/// Size of [`RawState`] (64).
-pub const VALUE_SIZE: usize = std::mem::size_of::<RawState>();
+/// `struct bbr3_counters` (bpf/telemetry.h): per-socket event counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[repr(C)]
+pub struct RawCounters {
+    /// `cong_control` calls.
+    pub acks: u32,
+    /// Packet-timed round starts.
+    pub rounds: u32,
+    /// Round starts in PROBE_BW REFILL or UP.
+    pub probe_rounds: u32,
+    /// Send snapshot found exactly.
+    pub tx_exact: u32,
+    /// An older snapshot, corrected.
+    pub tx_floor: u32,
+    /// None old enough (fallback to `prior_in_flight`/`losses`).
+    pub tx_miss: u32,
+    /// ACKs without a sampled packet.
+    pub no_sample: u32,
+    /// Packets the ACK being processed marked lost.
+    pub lost_in_ack: u32,
+    /// Packets marked lost outside `cong_control` (RACK timer, old ACKs).
+    pub lost_between: u32,
+    /// Loss events noted.
+    pub loss_events: u32,
+    /// Lower-bound cuts by loss.
+    pub lo_cuts: u32,
+    /// REFILL entries.
+    pub refills: u32,
+    /// UP entries.
+    pub ups: u32,
+    /// PROBE_RTT entries.
+    pub probe_rtts: u32,
+    /// "Inflight too high" handled from an ACK's sample.
+    pub too_high_ack: u32,
+    /// ... from a lost-packet sample.
+    pub too_high_lost: u32,
+    /// ... from a TLP-repaired loss.
+    pub too_high_tlp: u32,
+    /// STARTUP ended by loss.
+    pub startup_loss_exits: u32,
+    /// Packets marked lost by RTOs.
+    pub lost_rto: u32,
+    /// TLP-repaired losses.
+    pub tlp_repairs: u32,
+    /// Sum of `inflight_hi` just after each "too high" hit.
+    pub hi_at_hit_sum: u64,
+    /// `inflight_hi` just after the latest hit.
+    pub hi_at_hit_last: u32,
+    /// Smallest of them (`u32::MAX`: no hit yet).
+    pub hi_at_hit_min: u32,
+    /// Largest of them.
+    pub hi_at_hit_max: u32,
+    /// Zero.
+    #[serde(skip)]
+    pub pad: u32,
+}
 
 fn u16_at(b: &[u8], off: usize) -> u16 {
     u16::from_ne_bytes([b[off], b[off + 1]])
 }
 fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_ne_bytes(b[off..off + 4].try_into().expect("4 bytes"))
-}
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    u64::from_ne_bytes(b[off..off + 8].try_into().expect("8 bytes"))
-}
-fn addr_at(b: &[u8], off: usize) -> [u32; 4] {
-    // Kept as the raw network-order bytes, word by word.
-    [0, 4, 8, 12].map(|i| u32_at(b, off + i))
+    u32::from_ne_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
 
-impl RawKey {
-    /// Decodes a key; `None` unless `b` is exactly [`KEY_SIZE`] bytes.
-    pub fn parse(b: &[u8]) -> Option<RawKey> {
-        (b.len() == KEY_SIZE).then(|| RawKey {
-            netns_ino: u32_at(b, 0),
-            family: u16_at(b, 4),
-            sport: u16_at(b, 6),
-            dport: u16_at(b, 8),
-            pad: u16_at(b, 10),
-            saddr: addr_at(b, 12),
-            daddr: addr_at(b, 28),
-        })
-    }
-
-    /// The key's bytes, as the map stores them.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(KEY_SIZE);
-        v.extend(self.netns_ino.to_ne_bytes());
-        for x in [self.family, self.sport, self.dport, self.pad] {
-            v.extend(x.to_ne_bytes());
-        }
-        for w in self.saddr.iter().chain(&self.daddr) {
-            v.extend(w.to_ne_bytes());
-        }
-        v
-    }
-
-    /// The socket this key names.
-    pub fn socket(&self) -> Option<SockId> {
-        let ip = |a: &[u32; 4]| -> Option<IpAddr> {
-            let bytes: Vec<u8> = a.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            match i32::from(self.family) {
-                libc::AF_INET => Some(Ipv4Addr::new(bytes[0], bytes[1], bytes[2], bytes[3]).into()),
-                libc::AF_INET6 => {
-                    let b: [u8; 16] = bytes.try_into().ok()?;
-                    Some(Ipv6Addr::from(b).into())
-                }
-                _ => None,
-            }
-        };
-        Some(SockId {
-            netns_ino: self.netns_ino,
-            local: SocketAddr::new(ip(&self.saddr)?, self.sport),
-            remote: SocketAddr::new(ip(&self.daddr)?, self.dport),
-        })
-    }
-}
-
-impl RawState {
-    /// Decodes a value; `None` unless `b` is exactly [`VALUE_SIZE`] bytes.
-    pub fn parse(b: &[u8]) -> Option<RawState> {
-        (b.len() == VALUE_SIZE).then(|| RawState {
-            bw_bps: u64_at(b, 0),
-            max_bw_bps: u64_at(b, 8),
-            bw_lo_bps: u64_at(b, 16),
+impl RawModel {
+    /// Decodes the model from `b` (exactly [`MODEL_SIZE`] bytes).
+    pub fn parse(b: &[u8]) -> Option<RawModel> {
+        (b.len() == MODEL_SIZE).then(|| RawModel {
+            updated_us: u64::from_ne_bytes(b[0..8].try_into().expect("8 bytes")),
+            bw: u32_at(b, 8),
+            max_bw: u32_at(b, 12),
+            bw_lo: u32_at(b, 16),
+            bw_hi: u32_at(b, 20),
             min_rtt_us: u32_at(b, 24),
             inflight_hi: u32_at(b, 28),
             inflight_lo: u32_at(b, 32),
-            pacing_gain: u32_at(b, 36),
-            cwnd_gain: u32_at(b, 40),
-            cwnd: u32_at(b, 44),
-            mode: b[48],
-            phase: b[49],
-            version: b[50],
-            pad8: b[51],
-            pad32: u32_at(b, 52),
-            updated_ns: u64_at(b, 56),
+            cwnd: u32_at(b, 36),
+            mss: u32_at(b, 40),
+            pacing_gain: u16_at(b, 44),
+            cwnd_gain: u16_at(b, 46),
+            layout: b[48],
+            version: b[49],
+            mode: b[50],
+            cycle_idx: b[51],
+            full_bw_reached: b[52],
+            pad: [b[53], b[54], b[55]],
         })
     }
 }
 
-/// A socket: its network namespace and 4-tuple.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct SockId {
-    /// Inode of the network namespace (`stat -L /proc/self/ns/net`).
-    pub netns_ino: u32,
-    /// Local address and port.
-    pub local: SocketAddr,
-    /// Remote address and port.
-    pub remote: SocketAddr,
-}
-
-// Mode and Phase are this map's own vocabulary: one table each, in the
-// order of the values bbr3.bpf.c writes (telemetry.h), giving both the
-// decoding and the names of the `bpf_model` JSON. They are not bbrkit-cc's
-// model types: the phase order here (DOWN 0 .. UP 3) is neither google's
-// cycle index (UP 0 .. REFILL 3) nor the kernel's `enum tcp_bbr_phase`, and
-// this crate depends on no other bbrkit crate (bbrkit-host maps both onto
-// bbrkit-diag's metric states).
-
-/// BBR's state machine (`enum bbr_mode`), as `bbr3_sock_state.mode` carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Exponential search for the bottleneck rate.
-    Startup,
-    /// Draining the queue Startup built.
-    Drain,
-    /// Steady state, cycling through the ProbeBW phases.
-    ProbeBw,
-    /// Cwnd at 4 (or half) to re-measure min_rtt.
-    ProbeRtt,
-}
-
-/// `bbr3_sock_state.mode` → (mode, name): 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT.
-const MODES: [(Mode, &str); 4] = [
-    (Mode::Startup, "startup"),
-    (Mode::Drain, "drain"),
-    (Mode::ProbeBw, "probe_bw"),
-    (Mode::ProbeRtt, "probe_rtt"),
-];
-
-impl Mode {
-    /// The mode a `bbr3_sock_state.mode` byte means (`None`: unknown value).
-    pub fn from_raw(v: u8) -> Option<Mode> {
-        MODES.get(usize::from(v)).map(|&(m, _)| m)
+impl RawCounters {
+    /// Decodes the counters from `b` (exactly [`COUNTERS_SIZE`] bytes).
+    pub fn parse(b: &[u8]) -> Option<RawCounters> {
+        (b.len() == COUNTERS_SIZE).then(|| {
+            let w = |i: usize| u32_at(b, 4 * i);
+            RawCounters {
+                acks: w(0),
+                rounds: w(1),
+                probe_rounds: w(2),
+                tx_exact: w(3),
+                tx_floor: w(4),
+                tx_miss: w(5),
+                no_sample: w(6),
+                lost_in_ack: w(7),
+                lost_between: w(8),
+                loss_events: w(9),
+                lo_cuts: w(10),
+                refills: w(11),
+                ups: w(12),
+                probe_rtts: w(13),
+                too_high_ack: w(14),
+                too_high_lost: w(15),
+                too_high_tlp: w(16),
+                startup_loss_exits: w(17),
+                lost_rto: w(18),
+                tlp_repairs: w(19),
+                hi_at_hit_sum: u64::from_ne_bytes(b[80..88].try_into().expect("8 bytes")),
+                hi_at_hit_last: w(22),
+                hi_at_hit_min: w(23),
+                hi_at_hit_max: w(24),
+                pad: w(25),
+            }
+        })
     }
 
-    /// The name used in JSON and tables (`probe_bw`).
-    pub fn name(self) -> &'static str {
-        MODES[self as usize].1
+    /// "Inflight too high" hits, all paths.
+    pub fn too_high_hits(&self) -> u32 {
+        self.too_high_ack
+            .wrapping_add(self.too_high_lost)
+            .wrapping_add(self.too_high_tlp)
     }
 }
 
-/// ProbeBW's phase, as `bbr3_sock_state.phase` carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Pacing below the estimate to drain the queue.
-    Down,
-    /// At the estimate.
-    Cruise,
-    /// Refilling the pipe before probing.
-    Refill,
-    /// Probing for more bandwidth.
-    Up,
-}
-
-/// `bbr3_sock_state.phase` → (phase, name): 0 DOWN, 1 CRUISE, 2 REFILL, 3 UP
-/// (bbr3.bpf.c writes `(cycle_idx + 3) & 3`).
-const PHASES: [(Phase, &str); 4] = [
-    (Phase::Down, "down"),
-    (Phase::Cruise, "cruise"),
-    (Phase::Refill, "refill"),
-    (Phase::Up, "up"),
-];
-
-impl Phase {
-    /// The phase a `bbr3_sock_state.phase` byte means (`None`: unknown value).
-    pub fn from_raw(v: u8) -> Option<Phase> {
-        PHASES.get(usize::from(v)).map(|&(p, _)| p)
-    }
-
-    /// The name used in JSON and tables (`cruise`).
-    pub fn name(self) -> &'static str {
-        PHASES[self as usize].1
-    }
-}
-
-impl serde::Serialize for Mode {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl serde::Serialize for Phase {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
+/// `bbr_rate_bytes_per_sec(sk, rate, BBR_UNIT, 0)`: a bw in packets/µs
+/// << 24 as bytes per second, in the kernel's order of operations.
+pub fn bw_bytes_per_second(bw: u32, mss: u32) -> u64 {
+    let rate = u128::from(bw) * u128::from(mss) * 1_000_000;
+    u64::try_from((rate >> 24).max(1)).unwrap_or(u64::MAX)
 }
 
 /// One socket's model state, in the units of bbrkit's JSON.
@@ -287,119 +247,212 @@ pub struct ModelState {
     pub pacing_gain: f64,
     /// Cwnd gain.
     pub cwnd_gain: f64,
-    /// cwnd, packets.
+    /// cwnd when the model was written, packets.
     pub cwnd: u32,
-    /// `CLOCK_MONOTONIC` ns of the last update.
+    /// `CLOCK_MONOTONIC` ns of the last write (µs resolution: the write is
+    /// at a round start or a state change, not per ACK).
     pub updated_ns: u64,
 }
 
-impl From<&RawState> for ModelState {
-    fn from(r: &RawState) -> ModelState {
-        let mode = Mode::from_raw(r.mode);
+impl ModelState {
+    /// The state as one value (`None` when mode or phase is unknown).
+    pub fn state(&self) -> Option<State> {
+        State::of(self.mode?, self.phase)
+    }
+}
+
+impl From<&RawModel> for ModelState {
+    fn from(r: &RawModel) -> ModelState {
+        let mode = Mode::from_kernel(r.mode);
         let phase = match mode {
-            Some(Mode::ProbeBw) => Phase::from_raw(r.phase),
+            Some(Mode::ProbeBw) => Phase::from_cycle_idx(r.cycle_idx),
             _ => None,
         };
         let set32 = |v: u32| (v != u32::MAX).then_some(v);
+        let bits = |bw: u32| bw_bytes_per_second(bw, r.mss) * 8;
         ModelState {
             version: r.version,
             mode,
             phase,
-            bw_bits_per_second: r.bw_bps,
-            max_bw_bits_per_second: r.max_bw_bps,
-            bw_lo_bits_per_second: (r.bw_lo_bps != u64::MAX).then_some(r.bw_lo_bps),
+            bw_bits_per_second: bits(r.bw),
+            max_bw_bits_per_second: bits(r.max_bw),
+            bw_lo_bits_per_second: set32(r.bw_lo).map(bits),
             min_rtt_ms: set32(r.min_rtt_us).map(|us| f64::from(us) / 1000.0),
             inflight_hi: set32(r.inflight_hi),
             inflight_lo: set32(r.inflight_lo),
             pacing_gain: f64::from(r.pacing_gain) / 256.0,
             cwnd_gain: f64::from(r.cwnd_gain) / 256.0,
             cwnd: r.cwnd,
-            updated_ns: r.updated_ns,
+            updated_ns: r.updated_us.saturating_mul(1000),
         }
     }
 }
 
-/// One map entry, decoded.
+/// One socket's telemetry, decoded.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SockModel {
-    /// The socket.
-    pub socket: SockId,
-    /// Its model state.
-    pub state: ModelState,
+pub struct Telemetry {
+    /// The model state.
+    pub model: ModelState,
+    /// The event counters.
+    pub counters: RawCounters,
 }
 
-/// Why a telemetry map could not be read.
+/// Why telemetry could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {
-    /// The map has other key or value sizes than this build knows.
+    /// A storage value of another size or layout than this build knows.
     #[error(
-        "map {MAP_NAME} has key/value sizes {key}/{value}, expected {KEY_SIZE}/{VALUE_SIZE} (a different bbr3 object)"
+        "{STORAGE_MAP} value of {len} bytes, layout {layout}; this build reads {VALUE_SIZE} bytes, layout {LAYOUT} (a different bbr3 object)"
     )]
     Layout {
-        /// Key size of the map.
-        key: u32,
-        /// Value size of the map.
-        value: u32,
+        /// Bytes in the value.
+        len: usize,
+        /// Its layout byte (0 when too short to have one).
+        layout: u8,
     },
-    /// A system call on the map failed (e.g. EPERM as non-root).
-    #[error("read BPF map {MAP_NAME}")]
-    Read(#[source] libbpf_rs::Error),
+    /// A system call on a map failed (e.g. EPERM without CAP_SYS_ADMIN).
+    #[error("read BPF map {what}")]
+    Read {
+        /// Which map.
+        what: &'static str,
+        /// The error.
+        #[source]
+        source: libbpf_rs::Error,
+    },
 }
 
-/// Every entry of `map` (a map the process holds or opened). Entries whose
-/// socket died between listing and lookup are skipped.
-pub fn read(map: &dyn MapCore) -> Result<Vec<SockModel>, TelemetryError> {
-    if map.key_size() as usize != KEY_SIZE || map.value_size() as usize != VALUE_SIZE {
-        return Err(TelemetryError::Layout {
-            key: map.key_size(),
-            value: map.value_size(),
-        });
-    }
-    let mut out = Vec::new();
-    for key in map.keys() {
-        let Some(value) = map
-            .lookup(&key, MapFlags::ANY)
-            .map_err(TelemetryError::Read)?
-        else {
-            continue;
+impl Telemetry {
+    /// Decodes a `bbr3_sk_stor` value.
+    pub fn decode(value: &[u8]) -> Result<Telemetry, TelemetryError> {
+        let layout = value.get(MODEL_OFFSET + 48).copied().unwrap_or(0);
+        let err = TelemetryError::Layout {
+            len: value.len(),
+            layout,
         };
-        let (Some(k), Some(v)) = (RawKey::parse(&key), RawState::parse(&value)) else {
-            continue;
-        };
-        if let Some(socket) = k.socket() {
-            out.push(SockModel {
-                socket,
-                state: ModelState::from(&v),
-            });
+        if value.len() != VALUE_SIZE || layout != LAYOUT {
+            return Err(err);
+        }
+        let model = RawModel::parse(&value[MODEL_OFFSET..MODEL_OFFSET + MODEL_SIZE]);
+        let counters = RawCounters::parse(&value[COUNTERS_OFFSET..MODEL_OFFSET]);
+        match (model, counters) {
+            (Some(m), Some(c)) => Ok(Telemetry {
+                model: ModelState::from(&m),
+                counters: c,
+            }),
+            _ => Err(err),
         }
     }
-    Ok(out)
 }
 
-/// Every entry of the map pinned at `path`.
-pub fn read_pinned(path: &Path) -> Result<Vec<SockModel>, TelemetryError> {
-    crate::log::install();
-    let map = MapHandle::from_pinned_path(path).map_err(TelemetryError::Read)?;
-    read(&map)
+/// The `bbr3_sk_stor` maps a census asks for: every bbr3 object's in the
+/// kernel ([`StorageMaps::in_kernel`]: the lab's, a pinned registration's,
+/// another process's) or one held object's ([`StorageMaps::of`]).
+#[derive(Debug, Default)]
+pub struct StorageMaps {
+    maps: Vec<(u32, MapHandle)>,
 }
 
-/// Every entry of every `bbr3_telemetry` map in the kernel (the lab's, a
-/// pinned registration's, another process's), newest update first when two
-/// maps know the same socket. Needs CAP_SYS_ADMIN to open maps by id.
-pub fn read_kernel() -> Result<Vec<SockModel>, TelemetryError> {
+impl StorageMaps {
+    /// Every `bbr3_sk_stor` map of this layout in the kernel, opened by id
+    /// (needs CAP_SYS_ADMIN). None is not an error: then no socket runs a
+    /// bbrkit BPF algorithm.
+    pub fn in_kernel() -> Result<StorageMaps, TelemetryError> {
+        crate::log::install();
+        let mut maps = Vec::new();
+        for info in MapInfoIter::default() {
+            if info.name.to_str() != Some(STORAGE_MAP)
+                || info.ty != MapType::SkStorage
+                || info.value_size as usize != VALUE_SIZE
+            {
+                continue;
+            }
+            match MapHandle::from_map_id(info.id) {
+                Ok(m) => maps.push((info.id, m)),
+                // Freed between listing and opening: its sockets are gone.
+                Err(e) if e.kind() == libbpf_rs::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(TelemetryError::Read {
+                        what: STORAGE_MAP,
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(StorageMaps { maps })
+    }
+
+    /// The storage map of an object this process holds (e.g. the lab's
+    /// registration).
+    pub fn of(loaded: &Loaded) -> Result<StorageMaps, TelemetryError> {
+        let mut maps = Vec::new();
+        for m in loaded.object().maps() {
+            if m.name().to_str() != Some(STORAGE_MAP) {
+                continue;
+            }
+            let read = |source| TelemetryError::Read {
+                what: STORAGE_MAP,
+                source,
+            };
+            let h = MapHandle::try_from(&m).map_err(read)?;
+            let id = libbpf_rs::MapInfo::new(h.as_fd()).map_err(read)?.info.id;
+            maps.push((id, h));
+        }
+        Ok(StorageMaps { maps })
+    }
+
+    /// Whether there is no map to ask for.
+    pub fn is_empty(&self) -> bool {
+        self.maps.is_empty()
+    }
+
+    /// `filter` asking the kernel for these maps' values of each socket
+    /// ([`Filter::sk_storage_maps`]); the fds stay valid while `self` lives.
+    pub fn ask(&self, filter: &mut Filter) {
+        filter
+            .sk_storage_maps
+            .extend(self.maps.iter().map(|(_, m)| m.as_fd().as_raw_fd()));
+    }
+
+    /// The telemetry of `s` from the census answer: its value in one of
+    /// these maps (`None`: the socket has none, e.g. it runs another
+    /// algorithm or its storage could not be created).
+    pub fn telemetry(&self, s: &Socket) -> Option<Result<Telemetry, TelemetryError>> {
+        s.bpf_storages
+            .iter()
+            .find(|b| self.maps.iter().any(|(id, _)| *id == b.map_id))
+            .map(|b| Telemetry::decode(&b.value))
+    }
+}
+
+/// Per-CPU counters summed over every bbr3 object in the kernel:
+/// (sockets whose storage could not be created, of them recovered by a
+/// later retry). A socket without storage runs on the fallbacks of
+/// DEVIATIONS.md #12 until the retry succeeds.
+pub fn storage_failures() -> Result<(u64, u64), TelemetryError> {
     crate::log::install();
-    let mut out: Vec<SockModel> = Vec::new();
+    let read = |source| TelemetryError::Read {
+        what: STATS_MAP,
+        source,
+    };
+    let (mut missing, mut recovered) = (0, 0);
     for info in MapInfoIter::default() {
-        if info.name.to_str() != Some(MAP_NAME) || info.ty != MapType::LruHash {
+        if info.name.to_str() != Some(STATS_MAP) || info.ty != MapType::PercpuArray {
             continue;
         }
-        let map = MapHandle::from_map_id(info.id).map_err(TelemetryError::Read)?;
-        out.extend(read(&map)?);
+        let m = MapHandle::from_map_id(info.id).map_err(read)?;
+        for (key, slot) in [(0u32, &mut missing), (1u32, &mut recovered)] {
+            for cpu in m
+                .lookup_percpu(&key.to_ne_bytes(), MapFlags::ANY)
+                .map_err(read)?
+                .unwrap_or_default()
+            {
+                *slot += cpu
+                    .get(..8)
+                    .map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")));
+            }
+        }
     }
-    out.sort_by_key(|m| std::cmp::Reverse(m.state.updated_ns));
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|m| seen.insert(m.socket));
-    Ok(out)
+    Ok((missing, recovered))
 }
 
 #[cfg(test)]
@@ -408,93 +461,93 @@ mod tests {
 
     #[test]
     fn layout_matches_telemetry_h() {
-        assert_eq!(KEY_SIZE, 44);
-        assert_eq!(VALUE_SIZE, 64);
-        assert_eq!(std::mem::offset_of!(RawState, mode), 48);
-        assert_eq!(std::mem::offset_of!(RawState, updated_ns), 56);
-        assert_eq!(std::mem::offset_of!(RawKey, saddr), 12);
-        assert_eq!(std::mem::offset_of!(RawKey, daddr), 28);
+        assert_eq!((MODEL_SIZE, COUNTERS_SIZE), (56, 104));
+        assert_eq!((COUNTERS_OFFSET, MODEL_OFFSET), (16, 120));
+        assert_eq!(std::mem::offset_of!(RawModel, layout), 48);
+        assert_eq!(std::mem::offset_of!(RawModel, cycle_idx), 51);
+        assert_eq!(std::mem::offset_of!(RawCounters, tlp_repairs), 76);
+        assert_eq!(std::mem::offset_of!(RawCounters, hi_at_hit_sum), 80);
+        assert_eq!(std::mem::offset_of!(RawCounters, hi_at_hit_max), 96);
     }
 
-    #[test]
-    fn key_round_trip_and_addresses() {
-        let k = RawKey {
-            netns_ino: 4026531840,
-            family: libc::AF_INET as u16,
-            sport: 5201,
-            dport: 40000,
-            pad: 0,
-            saddr: [u32::from_ne_bytes([10, 0, 0, 1]), 0, 0, 0],
-            daddr: [u32::from_ne_bytes([10, 0, 1, 2]), 0, 0, 0],
-        };
-        let b = k.to_bytes();
-        assert_eq!(b.len(), KEY_SIZE);
-        assert_eq!(&b[12..16], &[10, 0, 0, 1]);
-        assert_eq!(RawKey::parse(&b), Some(k));
-        let s = k.socket().unwrap();
-        assert_eq!(s.local.to_string(), "10.0.0.1:5201");
-        assert_eq!(s.remote.to_string(), "10.0.1.2:40000");
-        assert!(RawKey::parse(&b[..43]).is_none());
-        let v6 = RawKey {
-            family: libc::AF_INET6 as u16,
-            saddr: [0, 0, 0, u32::from_ne_bytes([0, 0, 0, 1])],
-            ..k
-        };
-        assert_eq!(v6.socket().unwrap().local.to_string(), "[::1]:5201");
-        assert!(RawKey { family: 99, ..k }.socket().is_none());
+    /// A value as the BPF object writes it: 100 Mbit/s at mss 1448 is
+    /// 100e6 / 8 / 1448 packets/s = 8.632 packets/ms.
+    fn value(mode: u8, cycle_idx: u8) -> Vec<u8> {
+        let mut v = vec![0u8; VALUE_SIZE];
+        let m = MODEL_OFFSET;
+        v[m..m + 8].copy_from_slice(&5_000_000u64.to_ne_bytes());
+        let bw = ((100e6 / 8.0 / 1448.0) * (1u64 << 24) as f64 / 1e6).round() as u32;
+        v[m + 8..m + 12].copy_from_slice(&bw.to_ne_bytes());
+        v[m + 12..m + 16].copy_from_slice(&bw.to_ne_bytes());
+        v[m + 16..m + 20].copy_from_slice(&u32::MAX.to_ne_bytes());
+        v[m + 24..m + 28].copy_from_slice(&20_500u32.to_ne_bytes());
+        v[m + 28..m + 32].copy_from_slice(&u32::MAX.to_ne_bytes());
+        v[m + 32..m + 36].copy_from_slice(&17u32.to_ne_bytes());
+        v[m + 36..m + 40].copy_from_slice(&40u32.to_ne_bytes());
+        v[m + 40..m + 44].copy_from_slice(&1448u32.to_ne_bytes());
+        v[m + 44..m + 46].copy_from_slice(&320u16.to_ne_bytes());
+        v[m + 48] = LAYOUT;
+        v[m + 49] = 3;
+        v[m + 50] = mode;
+        v[m + 51] = cycle_idx;
+        let c = COUNTERS_OFFSET;
+        v[c..c + 4].copy_from_slice(&1234u32.to_ne_bytes()); // acks
+        v[c + 56..c + 60].copy_from_slice(&2u32.to_ne_bytes()); // too_high_ack
+        v[c + 64..c + 68].copy_from_slice(&1u32.to_ne_bytes()); // too_high_tlp
+        v[c + 80..c + 88].copy_from_slice(&300u64.to_ne_bytes());
+        v
     }
 
     #[test]
     fn units_and_unset_values() {
-        let mut b = vec![0u8; VALUE_SIZE];
-        b[0..8].copy_from_slice(&100_000_000u64.to_ne_bytes());
-        b[16..24].copy_from_slice(&u64::MAX.to_ne_bytes());
-        b[24..28].copy_from_slice(&20_500u32.to_ne_bytes());
-        b[28..32].copy_from_slice(&u32::MAX.to_ne_bytes());
-        b[32..36].copy_from_slice(&17u32.to_ne_bytes());
-        b[36..40].copy_from_slice(&320u32.to_ne_bytes());
-        b[48] = 2; // PROBE_BW
-        b[49] = 3; // UP
-        b[50] = 3;
-        let s = ModelState::from(&RawState::parse(&b).unwrap());
-        assert_eq!(s.bw_bits_per_second, 100_000_000);
+        let t = Telemetry::decode(&value(2, 0)).unwrap();
+        let s = &t.model;
+        let mbit = s.bw_bits_per_second as f64 / 1e6;
+        assert!((mbit - 100.0).abs() < 0.01, "{mbit}");
         assert_eq!(s.bw_lo_bits_per_second, None);
         assert_eq!(s.min_rtt_ms, Some(20.5));
-        assert_eq!(s.inflight_hi, None);
-        assert_eq!(s.inflight_lo, Some(17));
-        assert_eq!(s.pacing_gain, 1.25);
+        assert_eq!((s.inflight_hi, s.inflight_lo), (None, Some(17)));
+        assert_eq!(
+            (s.pacing_gain, s.cwnd, s.updated_ns),
+            (1.25, 40, 5_000_000_000)
+        );
         assert_eq!((s.mode, s.phase), (Some(Mode::ProbeBw), Some(Phase::Up)));
-        let json = serde_json::to_value((Mode::ProbeBw, Phase::Up)).unwrap();
+        assert_eq!(s.state(), Some(State::ProbeBwUp));
+        assert_eq!((t.counters.acks, t.counters.too_high_hits()), (1234, 3));
+        assert_eq!(t.counters.hi_at_hit_sum, 300);
+        let json = serde_json::to_value(s).unwrap();
         assert_eq!(
-            json,
-            serde_json::json!([Mode::ProbeBw.name(), Phase::Up.name()])
+            (json["mode"].as_str(), json["phase"].as_str()),
+            (Some("probe_bw"), Some("up"))
         );
-        b[48] = 0; // STARTUP: the phase byte means nothing
-        let s = ModelState::from(&RawState::parse(&b).unwrap());
-        assert_eq!((s.mode, s.phase), (Some(Mode::Startup), None));
-        b[24..28].copy_from_slice(&u32::MAX.to_ne_bytes());
-        assert_eq!(
-            ModelState::from(&RawState::parse(&b).unwrap()).min_rtt_ms,
-            None
-        );
+        // STARTUP: the cycle index means nothing.
+        let t = Telemetry::decode(&value(0, 2)).unwrap();
+        assert_eq!((t.model.mode, t.model.phase), (Some(Mode::Startup), None));
+        assert_eq!(Telemetry::decode(&value(7, 0)).unwrap().model.mode, None);
     }
 
-    /// Each table is indexed by the raw value and by the variant: they must
-    /// be in the same order, and a value past the table is unknown.
     #[test]
-    fn mode_and_phase_tables_are_in_value_order() {
-        for (i, &(m, name)) in MODES.iter().enumerate() {
-            assert_eq!(
-                (m as usize, Mode::from_raw(i as u8), m.name()),
-                (i, Some(m), name)
-            );
-        }
-        for (i, &(p, name)) in PHASES.iter().enumerate() {
-            assert_eq!(
-                (p as usize, Phase::from_raw(i as u8), p.name()),
-                (i, Some(p), name)
-            );
-        }
-        assert_eq!((Mode::from_raw(4), Phase::from_raw(4)), (None, None));
+    fn other_layouts_are_refused_by_name() {
+        let mut v = value(2, 2);
+        v[MODEL_OFFSET + 48] = 9;
+        let e = Telemetry::decode(&v).unwrap_err().to_string();
+        assert!(e.contains("layout 9") && e.contains(STORAGE_MAP), "{e}");
+        let e = Telemetry::decode(&[0u8; 4168]).unwrap_err().to_string();
+        assert!(e.contains("4168 bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_socket_carries_its_own_value_by_map_id() {
+        let maps = StorageMaps::default();
+        let mut s = bbrkit_diag::testing::socket(
+            Some("bbr3"),
+            "10.0.0.1:5201".parse().unwrap(),
+            "10.0.0.2:40000".parse().unwrap(),
+        );
+        s.bpf_storages.push(bbrkit_diag::BpfStorage {
+            map_id: 7,
+            value: value(2, 2),
+        });
+        assert!(maps.telemetry(&s).is_none(), "not one of our maps");
     }
 }

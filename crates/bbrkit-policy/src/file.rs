@@ -226,6 +226,21 @@ fn arms(i: usize, v: Value) -> Read<Vec<Arm>> {
         .collect()
 }
 
+/// One remote prefix as a command line writes it (`203.0.113.0/24`,
+/// `2001:db8::/32`, one address): the file's rules and wording, for
+/// commands that build a rule from flags (`bbrkit trial --prefix`).
+pub fn parse_prefix(s: &str) -> Result<IpNet, Problem> {
+    prefix(&Value::String(s.to_string()))
+}
+
+/// One port or inclusive range as a command line writes it (`443`,
+/// `8000-8100`): the file's rules and wording.
+pub fn parse_port_range(s: &str) -> Result<PortRange, Problem> {
+    let p = port_range(&Value::String(s.to_string()))?;
+    crate::rule::check_port_range(p)?;
+    Ok(p)
+}
+
 fn unit(i: usize, v: Value) -> Read<Unit> {
     let s = string(i, "unit", v)?;
     Unit::parse(&s).ok_or((At::value(i, "unit", s), Problem::Unit))
@@ -358,5 +373,29 @@ record = true
             err(""),
             "policy.toml: no [[rule]] table: the policy would change nothing"
         );
+    }
+
+    #[test]
+    fn flags_read_prefixes_and_ports_with_the_files_wording() {
+        assert_eq!(
+            parse_prefix("::ffff:10.0.0.0/104").unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+        assert_eq!(
+            parse_prefix("10.0.0.1/8").unwrap_err().to_string(),
+            "host bits set after the prefix length; did you mean 10.0.0.0/8?"
+        );
+        assert_eq!(
+            parse_port_range("8000-8099").unwrap(),
+            PortRange {
+                first: 8000,
+                last: 8099
+            }
+        );
+        assert_eq!(
+            parse_port_range("9000-8000").unwrap_err().to_string(),
+            "range ends before it starts (9000 > 8000)"
+        );
+        assert!(parse_port_range("0").is_err());
     }
 }

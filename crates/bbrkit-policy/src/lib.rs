@@ -10,6 +10,8 @@
 //!   and [`Compiled::decide`], what the program does with a connection.
 //! - [`draw`]: how a split draws an arm, the same arithmetic as the program.
 //! - [`render`]: the compiled rules as text for `--dry-run`.
+//! - [`attached`]: where an attached program is pinned, a cgroup's
+//!   sock_ops programs and the program's counters, as plain values.
 //! - [`record`]: [`ConnRecord`], one connection's outcome as the program
 //!   emits it when the connection closes (or as a trial samples it while
 //!   still open) — the input of `bbrkit-trial`'s statistics.
@@ -22,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod attached;
 pub mod compile;
 pub mod draw;
 pub mod error;
@@ -32,6 +35,6 @@ pub mod rule;
 
 pub use compile::{Compiled, Decision, RuleEntry, TrieEntry};
 pub use error::{At, PolicyError, Problem};
-pub use file::parse;
+pub use file::{parse, parse_port_range, parse_prefix};
 pub use record::{ConnRecord, Direction};
 pub use rule::{Action, Arm, Policy, PortRange, Rule, Unit};

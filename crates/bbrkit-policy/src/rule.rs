@@ -98,6 +98,16 @@ impl Unit {
         }
     }
 
+    /// The plural people read in a report: `connections`, `clients`,
+    /// `prefixes`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Unit::Connection => "connections",
+            Unit::Client => "clients",
+            Unit::Prefix => "prefixes",
+        }
+    }
+
     /// Parses the spelling in the file.
     pub fn parse(s: &str) -> Option<Unit> {
         [Unit::Connection, Unit::Client, Unit::Prefix]
@@ -280,7 +290,7 @@ fn check_rule(i: usize, r: &Rule) -> RuleCheck {
     }
 }
 
-fn check_port_range(p: PortRange) -> Result<(), Problem> {
+pub(crate) fn check_port_range(p: PortRange) -> Result<(), Problem> {
     if p.first == 0 {
         return Err(Problem::Port(
             "port 0: an established connection never has it".into(),

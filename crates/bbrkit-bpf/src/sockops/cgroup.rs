@@ -5,6 +5,7 @@
 //! name another program that sets the algorithm (bpftune, Cilium, ...).
 //! Reads only.
 
+use std::collections::{HashMap, HashSet};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -90,20 +91,36 @@ pub fn cgroup_id(path: &Path) -> Result<u64> {
         })
 }
 
-/// A sock_ops program a cgroup runs.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SockOpsProgram {
-    /// Program id.
-    pub id: u32,
-    /// Program name (`bkpol_sockops` is bbrkit's).
-    pub name: String,
-    /// The BPF link attaching it to this cgroup, when it is attached here
-    /// through a link (`None`: attached with `BPF_PROG_ATTACH`, or to an
-    /// ancestor).
-    pub link_id: Option<u32>,
-    /// bbrkit's policy program.
-    pub ours: bool,
+/// The directories under cgroup2 mount `root` (itself included) whose ids
+/// are in `ids`, found by one walk that stops when all are found. A
+/// directory that cannot be read is skipped (a cgroup removed during the
+/// walk).
+pub fn paths_of(root: &Path, ids: &HashSet<u64>) -> HashMap<u64, PathBuf> {
+    let mut found = HashMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        if found.len() == ids.len() {
+            break;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if ids.contains(&meta.ino()) {
+            found.insert(meta.ino(), dir.clone());
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        todo.extend(
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path()),
+        );
+    }
+    found
 }
+
+pub use bbrkit_policy::attached::SockOpsProgram;
 
 /// The sock_ops programs of cgroup `path`: attached to it (`effective` =
 /// false), or every one its sockets run, ancestors' included, in run order
@@ -199,5 +216,21 @@ mod tests {
             Some(PathBuf::from("/mnt/my cgroup"))
         );
         assert_eq!(cgroup2_mount_in(""), None);
+    }
+
+    /// The walk finds directories by inode (a cgroup id is its directory's
+    /// inode), nested ones included, and nothing it was not asked for.
+    #[test]
+    fn paths_of_finds_directories_by_inode() {
+        let t = tempfile::tempdir().unwrap();
+        let deep = t.path().join("a/b/c");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir(t.path().join("d")).unwrap();
+        let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+        let want: HashSet<u64> = [ino(&deep), ino(t.path()), 0].into_iter().collect();
+        let got = paths_of(t.path(), &want);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[&ino(&deep)], deep);
+        assert_eq!(got[&ino(t.path())], t.path());
     }
 }

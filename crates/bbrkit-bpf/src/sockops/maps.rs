@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use bbrkit_policy::attached::{ArmCounters, Counters, Stats};
 use bbrkit_policy::{Compiled, RuleEntry, TrieEntry};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
 use zerocopy::{FromBytes, IntoBytes};
@@ -33,70 +34,6 @@ const STATS: u32 = 8;
 #[derive(Debug)]
 pub struct Maps {
     handles: Vec<MapHandle>,
-}
-
-/// One (rule, arm)'s counters, summed over CPUs.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ArmCounters {
-    /// Rule index (0-based).
-    pub rule: usize,
-    /// Arm index.
-    pub arm: usize,
-    /// The arm's algorithm.
-    pub cc: String,
-    /// Connections that matched the rule and drew the arm.
-    pub matched: u64,
-    /// ... whose algorithm the program set.
-    pub assigned: u64,
-    /// ... that kept the application's (or its listener's) choice.
-    pub kept_app: u64,
-    /// ... that kept a locked route's choice.
-    pub kept_route: u64,
-    /// ... where the kernel refused the name.
-    pub failed: u64,
-}
-
-/// The program's global counters, summed over CPUs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Stats {
-    /// Connections seen established.
-    pub established: u64,
-    /// ... that no rule matched (host default).
-    pub unmatched: u64,
-    /// ... whose rule had every weight at 0.
-    pub no_arm: u64,
-    /// ... of recorded rules without per-connection storage (no record).
-    pub no_storage: u64,
-    /// Records written to the ring.
-    pub records: u64,
-    /// Records lost because the ring was full.
-    pub ring_full: u64,
-    /// Closes where the kernel gave no `tcp_sock`.
-    pub no_tcp_sock: u64,
-}
-
-/// Everything the program counted.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Counters {
-    /// Per rule and arm, in rule order.
-    pub arms: Vec<ArmCounters>,
-    /// Global.
-    pub stats: Stats,
-}
-
-impl Counters {
-    /// Rules (0-based) that no connection matched.
-    pub fn unmatched_rules(&self) -> Vec<usize> {
-        let mut rules: Vec<usize> = self.arms.iter().map(|a| a.rule).collect();
-        rules.dedup();
-        rules.retain(|r| {
-            self.arms
-                .iter()
-                .filter(|a| a.rule == *r)
-                .all(|a| a.matched == 0)
-        });
-        rules
-    }
 }
 
 fn map_err(map: &str, op: &'static str) -> impl FnOnce(libbpf_rs::Error) -> BpfError {

@@ -303,10 +303,7 @@ pub fn connect_from(from: IpAddr, to: SocketAddr) -> std::net::TcpStream {
 /// `lock`: `congctl lock CC`), like `ip route add local DST dev lo table
 /// local congctl [lock] CC`.
 pub fn add_congctl_route(dst: std::net::Ipv4Addr, cc: &str, lock: bool) {
-    use netlink_packet_core::{
-        NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage,
-        NetlinkPayload,
-    };
+    use netlink_packet_core::{NLM_F_CREATE, NLM_F_REPLACE};
     use netlink_packet_route::route::{
         RouteAddress, RouteAttribute, RouteMessage, RouteMetric, RouteProtocol, RouteScope,
         RouteType,
@@ -332,25 +329,13 @@ pub fn add_congctl_route(dst: std::net::Ipv4Addr, cc: &str, lock: bool) {
         RouteAttribute::Oif(1),
         RouteAttribute::Metrics(metrics),
     ];
-    let mut header = NetlinkHeader::default();
-    header.flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
-    header.sequence_number = 1;
-    let mut packet = NetlinkMessage::new(
-        header,
-        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(msg)),
-    );
-    packet.finalize();
-    let mut buf = vec![0u8; packet.buffer_len()];
-    packet.serialize(&mut buf);
-    let mut sock = netlink_sys::Socket::new(netlink_sys::protocols::NETLINK_ROUTE).unwrap();
-    sock.bind_auto().unwrap();
-    sock.connect(&netlink_sys::SocketAddr::new(0, 0)).unwrap();
-    sock.send(&buf, 0).unwrap();
-    let (data, _) = sock.recv_from_full().unwrap();
-    let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&data).unwrap();
-    match reply.payload {
-        NetlinkPayload::Error(e) if e.code.is_some() => panic!("add route {dst}: {}", e.to_io()),
-        NetlinkPayload::Error(_) => {}
-        other => panic!("add route {dst}: unexpected reply {other:?}"),
-    }
+    bbrkit_diag::rtnl::Rtnl::open()
+        .and_then(|mut r| {
+            r.ack(
+                &format!("add route {dst}"),
+                RouteNetlinkMessage::NewRoute(msg),
+                NLM_F_CREATE | NLM_F_REPLACE,
+            )
+        })
+        .unwrap_or_else(|e| panic!("{}", bbrkit_diag::error_chain(&e)));
 }

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * logic.c: bbr3.bpf.c's logic compiled for the host and driven function by
+ * function, for what the kernel cannot be made to do on demand (a TLP
+ * repair, a reorder-timer loss between two ACKs, an optmem failure) and the
+ * verifier cannot show (which code ran). The struct_ops programs become
+ * plain functions (shim/bpf/bpf_tracing.h), the socket is one zeroed
+ * struct tcp_sock (kernel.h nests the socket structs as the kernel does),
+ * sk_storage and the per-CPU counters are the stand-ins below.
+ *
+ * Built and run by crates/bbrkit-bpf/tests/bpf_logic.rs:
+ *   cc -I bpf/test/shim -I bpf bpf/test/logic.c -o logic && ./logic
+ * Prints one line per check that failed and exits 1 if any did.
+ */
+#include "../bbr3.bpf.c"
+
+int printf(const char *fmt, ...);
+
+/* ---- The helpers' stand-ins ---- */
+
+static struct bbr3_sk storage;	/* the one socket's sk_storage */
+static int storage_present;
+static int storage_alloc_fails;	/* optmem exhausted: creation fails */
+static u64 stats[BBR3_STAT_MAX];
+static u32 rand_state = 1;
+
+void *bpf_sk_storage_get(void *map, void *sk, void *value, u64 flags)
+{
+	(void)map; (void)sk; (void)value;
+	if (storage_present)
+		return &storage;
+	if (!(flags & BPF_SK_STORAGE_GET_F_CREATE) || storage_alloc_fails)
+		return NULL;
+	__builtin_memset(&storage, 0, sizeof(storage));
+	storage_present = 1;
+	return &storage;
+}
+
+long bpf_sk_storage_delete(void *map, void *sk)
+{
+	(void)map; (void)sk;
+	storage_present = 0;
+	return 0;
+}
+
+void *bpf_map_lookup_elem(void *map, const void *key)
+{
+	u32 k = *(const u32 *)key;
+
+	(void)map;
+	return k < BBR3_STAT_MAX ? &stats[k] : NULL;
+}
+
+u32 bpf_get_prandom_u32(void)
+{
+	rand_state = rand_state * 1103515245u + 12345u;
+	return rand_state;
+}
+
+/* ---- A socket and ACKs ---- */
+
+static struct tcp_sock tp;
+static struct sock *sk = (struct sock *)&tp;
+static struct bbr *bbr;
+static int failures;
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			printf("%s:%d: %s: check failed: %s\n", __FILE__,	\
+			       __LINE__, __func__, #cond);		\
+			failures++;					\
+		}							\
+	} while (0)
+
+/* A fresh connection at 1 s on bbr3 (v2: bbr2), cwnd 10, mss 1448. */
+static void new_socket(bool v2)
+{
+	__builtin_memset(&tp, 0, sizeof(tp));
+	storage_present = 0;
+	tp.snd_cwnd = 10;
+	tp.snd_cwnd_clamp = ~0U;
+	tp.mss_cache = 1448;
+	tp.tcp_mstamp = 1000000;
+	tp.tcp_clock_cache = tp.tcp_mstamp * 1000;
+	tp.rtt_min.s[0].v = ~0U;
+	sk->sk_max_pacing_rate = ~0UL;
+	sk->sk_gso_max_size = 65536;
+	sk->sk_pacing_shift = 10;
+	bbr = inet_csk_ca(sk);
+	if (v2)
+		bbr3_v2_init(sk);
+	else
+		bbr3_init(sk);
+}
+
+/* One ACK at time now_us that (S)ACKs `acked` packets, of which the
+ * sampled one was sent when tp.delivered was `prior_delivered`, over a
+ * send/ACK interval of `interval_us`; `losses` packets marked lost by it. */
+static void ack(u64 now_us, u32 acked, u32 prior_delivered, long interval_us,
+		int losses)
+{
+	struct rate_sample rs = {0};
+
+	tp.tcp_mstamp = now_us;
+	tp.tcp_clock_cache = now_us * 1000;
+	tp.delivered_mstamp = now_us;
+	tp.delivered += acked;
+	tp.lost += losses;
+	tp.snd_nxt += acked * tp.mss_cache;
+	rs.prior_mstamp = now_us - interval_us;
+	rs.prior_delivered = prior_delivered;
+	rs.delivered = tp.delivered - prior_delivered;
+	rs.interval_us = interval_us;
+	rs.rtt_us = 10000;
+	rs.losses = losses;
+	rs.acked_sacked = acked;
+	rs.prior_in_flight = tp.packets_out;
+	rs.last_end_seq = tp.snd_nxt;
+	bbr3_main(sk, 0, 0, &rs);
+}
+
+/* ---- The checks ---- */
+
+/* google's bbr_set_cycle_idx: every ProbeBW phase change needs a new cwnd
+ * and pacing rate, so the fast path is off until the next control update
+ * (the first BPF version set cycle_idx directly and kept try_fast_path). */
+static void phase_changes_clear_the_fast_path(void)
+{
+	new_socket(false);
+	bbr->mode = BBR_PROBE_BW;
+
+	bbr->try_fast_path = 1;
+	bbr_start_bw_probe_refill(sk, 0);
+	CHECK(bbr->cycle_idx == BBR_BW_PROBE_REFILL && !bbr->try_fast_path);
+
+	bbr->try_fast_path = 1;
+	bbr_start_bw_probe_down(sk);
+	CHECK(bbr->cycle_idx == BBR_BW_PROBE_DOWN && !bbr->try_fast_path);
+
+	bbr->try_fast_path = 1;
+	bbr_start_bw_probe_cruise(sk);
+	CHECK(bbr->cycle_idx == BBR_BW_PROBE_CRUISE && !bbr->try_fast_path);
+
+	CHECK(storage.cnt.refills == 1);
+}
+
+/* A TLP repair in v3's order: CA_EVENT_TLP_RECOVERY cuts inflight_hi, then
+ * tcp_init_cwnd_reduction() -> ssthresh() saves the bounds for undo; stock
+ * kernels call ssthresh first and reach set_state(CWR) after. An undo of
+ * that episode must restore the cut bounds, as google's would. */
+static void a_tlp_repair_saves_the_bounds_after_the_cut(void)
+{
+	new_socket(false);
+	bbr->mode = BBR_PROBE_BW;
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_UP);
+	bbr->bw_probe_samples = 1;
+	bbr->inflight_hi = 100;
+	bbr->inflight_latest = 20;	/* lost 1 of 21: above 2 % */
+	bbr->min_rtt_us = 10000;
+	bbr->bw_hi[1] = 100 << 20;	/* a BDP far above cwnd */
+	tp.snd_cwnd = 40;		/* target_inflight: cwnd 40 */
+
+	bbr3_ssthresh(sk);		/* tcp_init_cwnd_reduction() */
+	tp.tlp_retrans = 1;
+	bbr3_set_state(sk, TCP_CA_CWR);	/* tcp_set_ca_state(CWR) */
+	CHECK(bbr->inflight_hi == 40 * (BBR_UNIT - bbr_beta) / BBR_UNIT);	/* target * (1 - beta) */
+	CHECK(storage.cnt.too_high_tlp == 1 && storage.cnt.tlp_repairs == 1);
+	CHECK(storage.cnt.hi_at_hit_last == bbr->inflight_hi);
+
+	bbr3_undo_cwnd(sk);		/* the episode was spurious */
+	CHECK(bbr->inflight_hi == 40 * (BBR_UNIT - bbr_beta) / BBR_UNIT);
+}
+
+/* Losses the stack marks between two ACKs (RACK's reorder timer): google's
+ * skb_marked_lost saw them when they were marked; here the next ACK takes
+ * the growth of tp->lost that its own rs->losses does not explain as one
+ * loss event, before its own, anchoring the loss round where they were
+ * marked. */
+static void losses_between_acks_are_a_loss_event(void)
+{
+	u32 delivered_before;
+
+	new_socket(false);
+	tp.packets_out = 20;
+	ack(1010000, 2, 0, 10000, 0);
+	ack(1011000, 2, 1, 10000, 0);
+	CHECK(!bbr->loss_in_round);
+	delivered_before = tp.delivered;
+
+	tp.lost += 3;			/* the reorder timer marks 3 lost */
+	ack(1012000, 2, 2, 10000, 0);	/* rs->losses 0: not this ACK's */
+	CHECK(bbr->loss_in_round);
+	CHECK(bbr->loss_round_delivered == delivered_before);
+	CHECK(storage.cnt.lost_between == 3 && storage.cnt.lost_in_ack == 0);
+	CHECK(storage.cnt.loss_events == 1);
+
+	ack(1013000, 2, 3, 10000, 1);	/* this ACK's own loss */
+	CHECK(storage.cnt.lost_between == 3 && storage.cnt.lost_in_ack == 1);
+	CHECK(storage.cnt.loss_events == 2);
+}
+
+/* An RTO's losses are counted at set_state(Loss) and not again at the next
+ * ACK. */
+static void rto_losses_are_counted_once(void)
+{
+	new_socket(false);
+	ack(1010000, 2, 0, 10000, 0);
+	tp.lost += 7;			/* tcp_enter_loss marks the flight */
+	bbr3_set_state(sk, TCP_CA_Loss);
+	CHECK(storage.cnt.lost_rto == 7 && bbr->loss_in_round);
+	ack(1011000, 1, 1, 10000, 0);
+	CHECK(storage.cnt.lost_between == 0 && storage.cnt.lost_rto == 7);
+}
+
+/* Telemetry is written at a round start or a state change, not per ACK. */
+static void the_model_is_written_per_round_not_per_ack(void)
+{
+	u64 written;
+
+	new_socket(false);
+	CHECK(storage.model.layout == BBR3_TELEMETRY_LAYOUT);
+	CHECK(storage.model.version == 3 && storage.model.mode == BBR_STARTUP);
+	ack(1010000, 2, 0, 10000, 0);	/* prior_delivered 0 >= next_rtt 0 */
+	CHECK(bbr->round_start && storage.model.updated_us == 1010000);
+	written = storage.model.updated_us;
+	ack(1011000, 2, 1, 10000, 0);	/* same round */
+	CHECK(!bbr->round_start && storage.model.updated_us == written);
+	CHECK(storage.cnt.acks == 2 && storage.cnt.rounds == 1);
+	bbr->mode = BBR_DRAIN;		/* a state change */
+	ack(1012000, 2, 2, 10000, 0);
+	CHECK(storage.model.updated_us == 1012000);
+	CHECK(storage.model.mss == 1448 && storage.model.cwnd == tp.snd_cwnd);
+}
+
+/* Without storage (optmem exhausted at init) the socket runs on the
+ * fallbacks, counted once; a retry at a later round start creates it. */
+static void a_failed_storage_is_counted_and_retried(void)
+{
+	u64 missing = stats[BBR3_STAT_STORAGE_MISSING];
+	u64 recovered = stats[BBR3_STAT_STORAGE_RECOVERED];
+
+	storage_alloc_fails = 1;
+	new_socket(false);
+	CHECK(!storage_present);
+	CHECK(stats[BBR3_STAT_STORAGE_MISSING] == missing + 1);
+	ack(1010000, 2, 0, 10000, 0);	/* round start, still failing */
+	CHECK(!storage_present);
+	storage_alloc_fails = 0;
+	ack(1011000, 2, 1, 10000, 0);	/* no round start: no retry */
+	CHECK(!storage_present);
+	ack(1020000, 2, 4, 10000, 0);	/* round start: retried */
+	CHECK(storage_present);
+	CHECK(stats[BBR3_STAT_STORAGE_RECOVERED] == recovered + 1);
+	CHECK(storage.last_lost == tp.lost && storage.tx_head == 1);
+}
+
+/* The rebuilt tx_in_flight/lost of an ACK's sample come from the newest
+ * snapshot at or before the sampled skb's send, found from the cursor. */
+static void the_send_snapshot_is_found(void)
+{
+	u32 i;
+
+	new_socket(false);
+	tp.packets_out = 10;
+	for (i = 0; i < 40; i++)
+		ack(1010000 + i * 1000, 2, i > 5 ? tp.delivered - 10 : 0,
+		    10000, 0);
+	CHECK(storage.cnt.tx_exact + storage.cnt.tx_floor > 30);
+	CHECK(storage.cnt.tx_miss < 5);
+}
+
+/* bbr2 runs v2alpha's logic where tcp_bbr2.c differs from v3
+ * (v2alpha.h); each check runs both and shows the difference. */
+static void bbr2_follows_v2alpha(void)
+{
+	u32 i, queue;
+
+	for (i = 0; i < 2; i++) {	/* 0: bbr2, 1: bbr3 */
+		bool v2 = i == 0;
+
+		/* PROBE_UP ends after a min_rtt once inflight >= 1.25 x BDP. */
+		new_socket(v2);
+		bbr->mode = BBR_PROBE_BW;
+		bbr->full_bw_reached = 1;
+		bbr->min_rtt_us = 10000;
+		bbr->bw_hi[1] = bbr->bw_hi[0] = 167772;	/* 10 pkts/ms */
+		bbr_start_bw_probe_up(sk, &(struct bbr_context){ 0 });
+		queue = bbr_inflight(sk, bbr_max_bw(sk), bbr2_bw_probe_pif_gain);
+		tp.tcp_mstamp += 11000;		/* one min_rtt later */
+		CHECK(bbr2_probe_up_done(sk, queue, bbr_max_bw(sk)));
+		CHECK(!bbr2_probe_up_done(sk, queue - 1, bbr_max_bw(sk)));
+
+		/* An undo keeps the fast path in bbr2 only. */
+		bbr->try_fast_path = 1;
+		bbr3_undo_cwnd(sk);
+		CHECK(bbr->try_fast_path == v2);
+
+		/* An RTO outside probing: inflight_lo from prior_cwnd (bbr2). */
+		bbr_start_bw_probe_down(sk);
+		bbr->prior_cwnd = 50;
+		tp.snd_cwnd = 80;
+		bbr->inflight_lo = ~0U;
+		bbr3_set_state(sk, TCP_CA_Loss);
+		CHECK(bbr->inflight_lo == (v2 ? 50 : 80));
+
+		/* One-segment bursts below 1.2 Mbit/s in bbr2. */
+		sk->sk_pacing_rate = 100000;		/* 0.8 Mbit/s */
+		bbr->min_rtt_us = 200000;		/* no RTT allowance */
+		CHECK(bbr3_min_tso(sk) == (v2 ? 1 : 2));
+	}
+	/* bbr2's version in its telemetry, v2alpha's DOWN gain. */
+	new_socket(true);
+	CHECK(storage.model.version == 2);
+	CHECK(bbr_pacing_gain(sk, BBR_BW_PROBE_DOWN) == BBR_UNIT * 3 / 4);
+}
+
+int main(void)
+{
+	phase_changes_clear_the_fast_path();
+	a_tlp_repair_saves_the_bounds_after_the_cut();
+	losses_between_acks_are_a_loss_event();
+	rto_losses_are_counted_once();
+	the_model_is_written_per_round_not_per_ack();
+	a_failed_storage_is_counted_and_retried();
+	the_send_snapshot_is_found();
+	bbr2_follows_v2alpha();
+	printf("%d check(s) failed\n", failures);
+	return failures ? 1 : 0;
+}
