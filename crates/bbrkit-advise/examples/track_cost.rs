@@ -72,7 +72,7 @@ fn main() {
         min_bytes: u64::MAX,
         ..Options::default()
     };
-    let r = analyze(&t, SamplingStats::default(), &opts).expect("analysis");
+    let r = analyze(&t, SamplingStats::default(), &opts, &|_| None).expect("analysis");
     println!(
         "analysis: {} groups in {:.1} ms",
         r.groups.len(),
@@ -96,6 +96,7 @@ fn predictions() {
             rtt: Duration::from_millis(rtt_ms),
             loss: wilson(k, n, 1.96).unwrap(),
             queue_loss: false,
+            link: None,
         };
         let t0 = Instant::now();
         let p = predict(&path, Some("cubic")).expect("prediction");
@@ -108,4 +109,29 @@ fn predictions() {
             p.gain.estimate
         );
     }
+    // An unknown capacity (issue 23's case: CUBIC through 35 ms + 1.5 %,
+    // the highest delivery rate seen 4 Mbit/s, a 1 Gbit/s link): the extra
+    // runs at the link's speed.
+    let path = PathGuess {
+        rate_bps: 4_000_000,
+        rate_source: RateSource::HighestDeliveryRate,
+        rtt: Duration::from_millis(35),
+        loss: wilson(150, 10_000, 1.96).unwrap(),
+        queue_loss: false,
+        link: Some(bbrkit_diag::link::Link {
+            dev: "eth0".into(),
+            bits_per_second: Some(1_000_000_000),
+        }),
+    };
+    let t0 = Instant::now();
+    let p = predict(&path, Some("cubic")).expect("prediction");
+    let at = p.at_link_speed.expect("a faster link");
+    println!(
+        "prediction 4 Mbit/s..1 Gbit/s, 35 ms, loss 1.5%: {} + {} runs in {:.0} ms (bbr {:.1}x..{:.1}x cubic)",
+        p.runs,
+        at.runs,
+        t0.elapsed().as_secs_f64() * 1e3,
+        p.gain.estimate,
+        at.gain
+    );
 }

@@ -50,6 +50,11 @@ fn mask128(len: u8) -> u128 {
 pub struct Group {
     /// `198.51.100.0/24`, `2001:db8::/48`.
     pub prefix: String,
+    /// One remote address of the group (where its link is looked up).
+    pub address: IpAddr,
+    /// The prefix is a loopback network: its connections never leave this
+    /// host, so no network path limits them.
+    pub loopback: bool,
     /// Distinct connections seen.
     pub connections: usize,
     /// Bytes this host sent and the peers acknowledged.
@@ -112,8 +117,11 @@ fn aggregate(prefix: String, cs: &[&Conn]) -> Group {
         .max_by_key(|(name, bytes)| (**bytes, cc[*name]))
         .map(|(name, _)| name.clone());
     let max_rate = cs.iter().map(|c| c.max_delivery_rate).max().unwrap_or(0);
+    let address = canonical(cs[0].remote.ip()); // a group has a connection
     Group {
         prefix,
+        address,
+        loopback: address.is_loopback(),
         connections: cs.len(),
         bytes_sent: cs.iter().map(|c| c.window().bytes_acked).sum(),
         bytes_received: cs.iter().map(|c| c.window().bytes_received).sum(),

@@ -10,10 +10,12 @@
 //!   smoothed RTT well above the minimum), in which case their losses are
 //!   the queue's and the path is simulated without random loss (the
 //!   simulator's own bottleneck recreates them);
-//! * capacity = `--path-rate` when given; else the highest delivery rate any
-//!   connection of the group measured (a loss-limited flow does not reveal
-//!   the path's capacity, so predictions for BBR, and the gain, are then
-//!   lower bounds);
+//! * capacity = `--path-rate` when given; else unknown, and predicted as a
+//!   range: from the highest delivery rate any connection of the group
+//!   measured (a loss-limited flow does not reveal the path's capacity, so
+//!   this is its lower end) up to the speed of the interface that reaches
+//!   the group (its upper end, at the loss estimate; open when the driver
+//!   reports no speed);
 //! * a drop-tail buffer of one bandwidth-delay product, one bulk flow,
 //!   Linux defaults (MSS 1448, IW 10, unpaced CUBIC as without `fq`).
 //!
@@ -26,7 +28,8 @@
 //! never read a clock or touch the host.
 
 use bbrkit_cc::{Algorithm, Duration};
-use bbrkit_sim::{BufferSize, FlowConfig, LossModel, PathConfig, SimConfig};
+use bbrkit_sim::{FlowConfig, PathConfig, SimConfig};
+use bbrkit_vocab::PathConditions;
 use serde::Serialize;
 
 use crate::AdviseError;
@@ -56,23 +59,41 @@ pub const RATE_CAP_BPS: u64 = 1_000_000_000;
 pub enum RateSource {
     /// `--path-rate`.
     Given,
-    /// The highest delivery rate seen: a lower bound of the capacity.
+    /// Not given: the highest delivery rate seen is its lower end (and the
+    /// link's speed, when it reports one, its upper end).
     HighestDeliveryRate,
 }
 
-/// The path to simulate.
+/// The path to simulate, as measured: an estimate with its provenance and
+/// intervals, from which each simulation takes one bbrkit
+/// [`PathConditions`] ([`PathGuess::conditions`]); the estimate itself is
+/// not a path's conditions (a rate range and its source, a loss interval).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathGuess {
-    /// Capacity, bits per second.
+    /// Capacity (its lower end when not given), bits per second.
     pub rate_bps: u64,
     /// Where it comes from.
     pub rate_source: RateSource,
+    /// When the capacity is not given: the interface the group is reached
+    /// through, whose speed is the capacity's upper end.
+    pub link: Option<bbrkit_diag::link::Link>,
     /// Round-trip propagation delay.
     pub rtt: Duration,
     /// Random loss to simulate (estimate and interval).
     pub loss: Interval,
     /// The group's loss was attributed to its own queue (`loss` is then zero).
     pub queue_loss: bool,
+}
+
+impl PathGuess {
+    /// The conditions one simulation runs: this RTT at `rate_bps` with
+    /// random loss `loss`, 1 BDP of buffer, no jitter.
+    pub fn conditions(&self, rate_bps: u64, loss: f64) -> PathConditions {
+        PathConditions {
+            rate_bps: Some(rate_bps),
+            ..PathConditions::new(self.rtt, loss)
+        }
+    }
 }
 
 /// Throughput of each algorithm, bits per second.
@@ -84,6 +105,41 @@ pub struct PerAlgorithm {
     pub bbr: Interval,
     /// BBRv3.
     pub bbr3: Interval,
+}
+
+/// Predicted throughput of each algorithm at one point, bits/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Predicted {
+    /// CUBIC.
+    pub cubic: f64,
+    /// BBR (v1, the kernel's `bbr`).
+    pub bbr: f64,
+    /// BBRv3.
+    pub bbr3: f64,
+}
+
+/// The prediction at the upper end of an unknown capacity: the speed of
+/// the interface that reaches the group, at the loss estimate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtLinkSpeed {
+    /// The interface (`eth0`).
+    pub link: String,
+    /// Its speed, bits/s.
+    pub link_bits_per_second: u64,
+    /// Capacity simulated (the link's, capped at [`RATE_CAP_BPS`]).
+    pub simulated_bits_per_second: u64,
+    /// Simulated seconds of each run.
+    pub simulated_s: f64,
+    /// Per algorithm.
+    pub bits_per_second: Predicted,
+    /// The baseline's predicted throughput.
+    pub baseline_bits_per_second: f64,
+    /// BBR over the baseline.
+    pub gain: f64,
+    /// bbr3 over the baseline.
+    pub gain_bbr3: f64,
+    /// Number of simulator runs.
+    pub runs: usize,
 }
 
 /// What the simulator predicts for one group.
@@ -104,8 +160,11 @@ pub struct Prediction {
     pub simulated_s: f64,
     /// Capacity simulated, bits/s (the path's, capped at [`RATE_CAP_BPS`]).
     pub simulated_bits_per_second: u64,
-    /// Number of simulator runs.
+    /// Number of simulator runs (at the capacity's lower end).
     pub runs: usize,
+    /// When the capacity is not given and the interface reports a faster
+    /// speed: the same at that speed (`None` otherwise).
+    pub at_link_speed: Option<AtLinkSpeed>,
 }
 
 /// The simulator's model of the kernel algorithm `cc` (`None`: not modelled).
@@ -164,7 +223,6 @@ pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, Ad
         col(Algorithm::Bbr3),
         col(base),
     );
-    let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
     Ok(Prediction {
         bits_per_second: PerAlgorithm {
             cubic: interval(&|r| r[c]),
@@ -178,7 +236,53 @@ pub fn predict(path: &PathGuess, current: Option<&str>) -> Result<Prediction, Ad
         simulated_s: duration.as_secs_f64(),
         simulated_bits_per_second: rate,
         runs: points.len() * algos.len(),
+        at_link_speed: at_link_speed(path, &algos, base)?,
     })
+}
+
+fn ratio(x: f64, y: f64) -> f64 {
+    if y > 0.0 { x / y } else { f64::INFINITY }
+}
+
+/// The runs at the link's speed, at the loss estimate, when the capacity is
+/// not given and the link (capped at [`RATE_CAP_BPS`]) is faster than the
+/// capacity's lower end.
+fn at_link_speed(
+    path: &PathGuess,
+    algos: &[Algorithm],
+    base: Algorithm,
+) -> Result<Option<AtLinkSpeed>, AdviseError> {
+    let Some((link, speed)) = path
+        .link
+        .as_ref()
+        .and_then(|l| Some((l.dev.clone(), l.bits_per_second?)))
+    else {
+        return Ok(None);
+    };
+    let rate = speed.min(RATE_CAP_BPS);
+    if rate <= path.rate_bps.min(RATE_CAP_BPS) {
+        return Ok(None);
+    }
+    let duration = sim_duration(rate, path.rtt);
+    let p = path.loss.estimate;
+    let got = run_all(algos, |&a| simulate(path, rate, a, p, duration))?;
+    let of = |a: Algorithm| got[algos.iter().position(|&x| x == a).unwrap_or(0)];
+    let baseline = of(base);
+    Ok(Some(AtLinkSpeed {
+        link,
+        link_bits_per_second: speed,
+        simulated_bits_per_second: rate,
+        simulated_s: duration.as_secs_f64(),
+        bits_per_second: Predicted {
+            cubic: of(Algorithm::Cubic),
+            bbr: of(Algorithm::Bbr1),
+            bbr3: of(Algorithm::Bbr3),
+        },
+        baseline_bits_per_second: baseline,
+        gain: ratio(of(Algorithm::Bbr1), baseline),
+        gain_bbr3: ratio(of(Algorithm::Bbr3), baseline),
+        runs: algos.len(),
+    }))
 }
 
 /// `f` over `jobs` on up to as many threads as CPUs, results in job order.
@@ -208,19 +312,7 @@ fn simulate(
     p: f64,
     duration: Duration,
 ) -> Result<f64, AdviseError> {
-    let sim_path = PathConfig {
-        rate_bps,
-        rtt: path.rtt,
-        buffer: BufferSize::Bdp(1.0),
-        loss: if p > 0.0 {
-            LossModel::Bernoulli { p }
-        } else {
-            LossModel::None
-        },
-        ack_loss: 0.0,
-    };
-    let cfg = SimConfig::new(sim_path, vec![FlowConfig::bulk(a)], duration, SEED);
-    let report = bbrkit_sim::run(&cfg, &mut |_| {}).map_err(|source| AdviseError::Sim {
+    let refused = |source| AdviseError::Sim {
         what: format!(
             "{} at {} bit/s, RTT {:?}, loss {p}",
             a.name(),
@@ -228,7 +320,10 @@ fn simulate(
             path.rtt
         ),
         source,
-    })?;
+    };
+    let sim_path = PathConfig::from_conditions(&path.conditions(rate_bps, p)).map_err(refused)?;
+    let cfg = SimConfig::new(sim_path, vec![FlowConfig::bulk(a)], duration, SEED);
+    let report = bbrkit_sim::run(&cfg, &mut |_| {}).map_err(refused)?;
     Ok(report.flows.first().map_or(0.0, |f| f.bits_per_second))
 }
 
@@ -247,6 +342,7 @@ mod tests {
                 high,
             },
             queue_loss: false,
+            link: None,
         }
     }
 

@@ -6,14 +6,18 @@
 //! minimum RTT, a capacity) and the path each is simulated on. Must never
 //! print or read a clock.
 
+use std::net::IpAddr;
+
 use bbrkit_cc::Duration;
+use bbrkit_diag::link::Link;
 use serde::Serialize;
 
 use crate::estimate::{Interval, Limited};
 use crate::group::{self, Group};
+pub use crate::predict::Predicted;
 use crate::predict::{self, PathGuess, Prediction, RateSource};
 use crate::sampler::SamplingStats;
-use crate::verdict::{self, Verdict};
+use crate::verdict::{self, Advice};
 use crate::{AdviseError, Tracker};
 
 /// What to analyse and how.
@@ -30,6 +34,9 @@ pub struct Options {
     pub path_rate_bps: Option<u64>,
     /// Keep connections to loopback addresses (they never cross a network).
     pub include_loopback: bool,
+    /// The port sampling was restricted to (`--port`), for the trial
+    /// command that would measure a verdict.
+    pub port: Option<u16>,
 }
 
 impl Default for Options {
@@ -40,6 +47,7 @@ impl Default for Options {
             min_bytes: 1_000_000,
             path_rate_bps: None,
             include_loopback: false,
+            port: None,
         }
     }
 }
@@ -94,12 +102,24 @@ pub struct GroupReport {
     pub cc_connections: std::collections::BTreeMap<String, usize>,
     /// Fractions of the observed time (`null`: no connection seen twice).
     pub limited: Option<Limited>,
-    /// Capacity the prediction assumed, bits/s.
+    /// Capacity the prediction assumed (its lower end when not given), bits/s.
     pub path_rate_bits_per_second: Option<f64>,
-    /// `given` (`--path-rate`) or `highest_delivery_rate` (a lower bound).
+    /// `given` (`--path-rate`) or `highest_delivery_rate` (the lower end of
+    /// an unknown capacity).
     pub path_rate_source: Option<RateSource>,
-    /// Predicted throughput at the loss estimate, bits/s.
+    /// When the capacity is not given: the interface that reaches the group.
+    pub path_rate_link: Option<String>,
+    /// ... and its speed, the capacity's upper end (`null`: not reported).
+    pub path_rate_high_bits_per_second: Option<f64>,
+    /// Predicted throughput at the loss estimate, bits/s (at the lower end
+    /// of an unknown capacity).
     pub predicted_bits_per_second: Option<Predicted>,
+    /// The same at the capacity's upper end (the link's speed), when known.
+    pub predicted_high_bits_per_second: Option<Predicted>,
+    /// BBR's gain over the baseline from the capacity's lower end to its
+    /// upper end (`high` `null` when the link reports no speed; equal ends
+    /// when the capacity is given).
+    pub gain_range: Option<GainRange>,
     /// The full prediction: ranges over the loss interval, gains.
     pub prediction: Option<Prediction>,
     /// Achieved throughput over the simulator's prediction for the group's
@@ -107,23 +127,19 @@ pub struct GroupReport {
     /// path (near 1 for a bulk, loss-limited flow; below 1 when the flows
     /// are short or limited by something the model does not have).
     pub achieved_over_predicted: Option<f64>,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Why, in one line.
-    pub reason: String,
-    /// The command that acts on it.
-    pub action: Option<&'static str>,
+    /// The verdict, why, the command that acts on it and the trial that
+    /// would measure it (flattened: `verdict`, `reason`, `action`, `measure`).
+    #[serde(flatten)]
+    pub advice: Advice,
 }
 
-/// Predicted throughput of each algorithm at the loss estimate, bits/s.
+/// A gain from the capacity's lower end to its upper end.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Predicted {
-    /// CUBIC.
-    pub cubic: f64,
-    /// BBR (v1, the kernel's `bbr`).
-    pub bbr: f64,
-    /// BBRv3.
-    pub bbr3: f64,
+pub struct GainRange {
+    /// At the lower end.
+    pub low: f64,
+    /// At the upper end (`null`: unknown).
+    pub high: Option<f64>,
 }
 
 /// The whole analysis.
@@ -133,6 +149,8 @@ pub struct Report {
     pub sampling: SamplingStats,
     /// Distinct connections seen (after dropping loopback unless kept).
     pub connections: usize,
+    /// Connections to loopback addresses left out (0 with `--include-loopback`).
+    pub loopback_connections_left_out: usize,
     /// Groups, largest (bytes sent + received) first.
     pub groups: Vec<GroupReport>,
 }
@@ -142,35 +160,42 @@ pub struct Report {
 /// verdicts in seconds, not hours.
 pub const MAX_PREDICTIONS: usize = 10;
 
-/// Analyses what `tracker` saw.
+/// Where the interface that reaches an address is found (and its speed):
+/// `sampler::live_links` on the host, a fixture in tests.
+pub type Links<'a> = &'a dyn Fn(IpAddr) -> Option<Link>;
+
+/// Analyses what `tracker` saw; `links` names the interface each group is
+/// reached through (the upper end of an unknown capacity).
 pub fn analyze(
     tracker: &Tracker,
     sampling: SamplingStats,
     opts: &Options,
+    links: Links<'_>,
 ) -> Result<Report, AdviseError> {
     opts.check()?;
-    let conns: Vec<_> = tracker
+    let (conns, loopback): (Vec<_>, Vec<_>) = tracker
         .conns()
-        .filter(|c| opts.include_loopback || !group::canonical(c.remote.ip()).is_loopback())
-        .collect();
+        .partition(|c| opts.include_loopback || !group::canonical(c.remote.ip()).is_loopback());
     let mut groups = Vec::new();
     let mut predicted = 0;
     for g in group::groups(conns.iter().copied(), opts.prefix_v4, opts.prefix_v6) {
-        let path = path_for(&g, opts).filter(|_| predicted < MAX_PREDICTIONS);
+        let path = path_for(&g, opts, links).filter(|_| predicted < MAX_PREDICTIONS);
         predicted += usize::from(path.is_some());
         groups.push(report_group(g, path, opts)?);
     }
     Ok(Report {
         sampling,
         connections: conns.len(),
+        loopback_connections_left_out: loopback.len(),
         groups,
     })
 }
 
-/// The path to simulate for `g`, when it has what a prediction needs.
-pub fn path_for(g: &Group, opts: &Options) -> Option<PathGuess> {
+/// The path to simulate for `g`, when it has what a prediction needs (a
+/// loopback group has no network path: it gets none).
+pub fn path_for(g: &Group, opts: &Options, links: Links<'_>) -> Option<PathGuess> {
     let moved = g.bytes_sent + g.bytes_received;
-    if moved < opts.min_bytes || g.bytes_sent < g.bytes_received {
+    if moved < opts.min_bytes || g.bytes_sent < g.bytes_received || g.loopback {
         return None;
     }
     let loss = g.loss?;
@@ -192,6 +217,9 @@ pub fn path_for(g: &Group, opts: &Options) -> Option<PathGuess> {
     };
     Some(PathGuess {
         rate_bps: rate_bps.max(1),
+        link: (rate_source == RateSource::HighestDeliveryRate)
+            .then(|| links(g.address))
+            .flatten(),
         rate_source,
         rtt: Duration::from_micros(u64::from(rtt_us)),
         loss: if queue_loss { zero } else { loss },
@@ -208,13 +236,15 @@ fn report_group(
         .as_ref()
         .map(|p| predict::predict(p, g.main_cc.as_deref()))
         .transpose()?;
-    let lower_bound = match (&path, &prediction) {
-        (Some(path), Some(p)) => {
-            path.rate_source != RateSource::Given || p.simulated_bits_per_second < path.rate_bps
-        }
-        _ => true,
-    };
-    let advice = verdict::decide(&g, prediction.as_ref(), lower_bound, opts.min_bytes);
+    let advice = verdict::decide(
+        &g,
+        &verdict::Basis {
+            path: path.as_ref(),
+            prediction: prediction.as_ref(),
+            min_bytes: opts.min_bytes,
+            port: opts.port,
+        },
+    );
     Ok(GroupReport {
         prefix: g.prefix.clone(),
         connections: g.connections,
@@ -232,11 +262,36 @@ fn report_group(
         limited: g.limited,
         path_rate_bits_per_second: path.as_ref().map(|p| p.rate_bps as f64),
         path_rate_source: path.as_ref().map(|p| p.rate_source),
+        path_rate_link: path
+            .as_ref()
+            .and_then(|p| Some(p.link.as_ref()?.dev.clone())),
+        path_rate_high_bits_per_second: path
+            .as_ref()
+            .and_then(|p| p.link.as_ref()?.bits_per_second)
+            .map(|b| b as f64),
         predicted_bits_per_second: prediction.as_ref().map(|p| Predicted {
             cubic: p.bits_per_second.cubic.estimate,
             bbr: p.bits_per_second.bbr.estimate,
             bbr3: p.bits_per_second.bbr3.estimate,
         }),
+        predicted_high_bits_per_second: prediction
+            .as_ref()
+            .and_then(|p| Some(p.at_link_speed.as_ref()?.bits_per_second)),
+        gain_range: prediction
+            .as_ref()
+            .zip(path.as_ref())
+            .map(|(p, path)| GainRange {
+                low: p.gain.estimate,
+                high: match (&p.at_link_speed, path.rate_source) {
+                    (Some(at), _) => Some(at.gain),
+                    (None, RateSource::Given) => Some(p.gain.estimate),
+                    (None, _) => path
+                        .link
+                        .as_ref()
+                        .and_then(|l| l.bits_per_second)
+                        .map(|_| p.gain.estimate),
+                },
+            }),
         achieved_over_predicted: match (&prediction, g.throughput_bits_per_second) {
             (Some(p), Some(t)) if p.baseline_bits_per_second.estimate > 0.0 => {
                 Some(t / p.baseline_bits_per_second.estimate)
@@ -244,8 +299,6 @@ fn report_group(
             _ => None,
         },
         prediction,
-        verdict: advice.verdict,
-        reason: advice.reason,
-        action: advice.action,
+        advice,
     })
 }

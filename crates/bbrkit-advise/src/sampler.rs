@@ -149,3 +149,10 @@ pub fn sample(
 pub fn live_census(filter: &Filter, visit: &mut dyn FnMut(Socket)) -> Result<usize, DiagError> {
     bbrkit_diag::census_each(filter, visit)
 }
+
+/// The real link lookup: the interface the kernel routes `remote` through
+/// (rtnetlink) and its speed (sysfs), in the calling thread's namespace;
+/// `None` when it cannot be found.
+pub fn live_links(remote: std::net::IpAddr) -> Option<bbrkit_diag::link::Link> {
+    bbrkit_diag::link::egress(remote).ok()
+}

@@ -8,18 +8,27 @@
 //!  received more than it sent ─────────────────────────────────▶ receiver_side
 //!  the largest share of the observed time is a limit other
 //!  than the network: receive window / send buffer / app idle ──▶ rwnd_limited | sndbuf_limited | app_limited
+//!  loopback (no network path) ─────────────────────────────────▶ no_gain
 //!  already on BBR ─────────────────────────────────────────────▶ no_gain
-//!  predicted gain, lower bound ≥ GAIN ─────────────────────────▶ enable_bbr
+//!  predicted gain, lower bound ≥ GAIN (at the capacity's lower
+//!  end when it is unknown), or capacity unknown, random loss
+//!  (no queue) and the gain at the link's speed ≥ GAIN ──────────▶ enable_bbr
+//!  capacity unknown, random loss, the link reports no speed ───▶ insufficient_data
 //!  otherwise (no loss, or loss from its own queue) ────────────▶ no_gain
 //! ```
 //!
-//! Must never decide on a number the group does not have: without the
-//! prediction there is no `enable_bbr`.
+//! A gain is never stated as a lower bound alone: with an unknown capacity
+//! the reason gives the range up to the link's speed, or says it is open.
+//! `enable_bbr`, and a gain the data cannot decide, name the `bbrkit trial`
+//! command that measures it on the group's own traffic. Must never decide on
+//! a number the group does not have: without the prediction there is no
+//! `enable_bbr`.
 
 use serde::Serialize;
 
 use crate::group::Group;
-use crate::predict::Prediction;
+use crate::predict::{PathGuess, Prediction, QUEUE_RTT_RATIO, RateSource};
+use bbrkit_vocab::format::{bytes, pct};
 
 /// BBR must be predicted at least this much faster (lower bound of the
 /// interval) to be worth enabling: below it, the gain is within what the
@@ -80,6 +89,8 @@ pub struct Advice {
     pub reason: String,
     /// The command that acts on it, if any.
     pub action: Option<&'static str>,
+    /// The `bbrkit trial` command that would measure the gain, if any.
+    pub measure: Option<String>,
 }
 
 fn advice(verdict: Verdict, reason: String) -> Advice {
@@ -87,30 +98,38 @@ fn advice(verdict: Verdict, reason: String) -> Advice {
         verdict,
         reason,
         action: verdict.action(),
+        measure: None,
     }
 }
 
-fn bytes(b: u64) -> String {
-    match b {
-        0..1_000 => format!("{b} B"),
-        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        _ => format!("{:.2} GB", b as f64 / 1e9),
-    }
+/// What a group's verdict is decided on besides the group itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Basis<'a> {
+    /// The path it was simulated on (`None`: no prediction).
+    pub path: Option<&'a PathGuess>,
+    /// Its prediction.
+    pub prediction: Option<&'a Prediction>,
+    /// `--min-bytes`.
+    pub min_bytes: u64,
+    /// `--port`, for the trial command.
+    pub port: Option<u16>,
 }
 
-fn pct(x: f64) -> String {
-    if x < 0.001 {
-        format!("{:.3}%", x * 100.0)
-    } else {
-        format!("{:.1}%", x * 100.0)
-    }
+/// The trial that measures BBR against the group's algorithm on its own
+/// traffic (the `bbrkit trial` flags: `--arms A,B`, `--prefix`, `--port`,
+/// `--until-confident`).
+pub fn trial_command(g: &Group, port: Option<u16>) -> String {
+    let cc = g.main_cc.as_deref().unwrap_or("cubic");
+    let port = port.map(|p| format!(" --port {p}")).unwrap_or_default();
+    format!(
+        "bbrkit trial --arms {cc},bbr --prefix {}{port} --until-confident",
+        g.prefix
+    )
 }
 
-/// Decides for `g`; `pred` is its prediction (`None` when there is none),
-/// `lower_bound` whether it is one (capacity assumed from delivery rates,
-/// or capped for the simulator), `min_bytes` the `--min-bytes` threshold.
-pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes: u64) -> Advice {
+/// Decides for `g` on `basis`.
+pub fn decide(g: &Group, basis: &Basis<'_>) -> Advice {
+    let (pred, min_bytes) = (basis.prediction, basis.min_bytes);
     let moved = g.bytes_sent + g.bytes_received;
     if moved < min_bytes {
         return advice(
@@ -135,12 +154,24 @@ pub fn decide(g: &Group, pred: Option<&Prediction>, lower_bound: bool, min_bytes
     if let Some(a) = limit(g) {
         return a;
     }
+    if g.loopback {
+        return advice(
+            Verdict::NoGain,
+            "loopback: these connections never leave this host, so no network path limits them and the algorithm changes nothing here (no prediction)".into(),
+        );
+    }
     let cc = g.main_cc.as_deref().unwrap_or("unknown");
     if cc.starts_with("bbr") {
         return advice(Verdict::NoGain, format!("already on {cc}"));
     }
-    match pred {
-        Some(p) if g.loss.is_some() => network(g, p, cc, lower_bound),
+    match (pred, basis.path) {
+        (Some(p), Some(path)) if g.loss.is_some() => {
+            let mut a = network(g, p, path, cc);
+            if a.verdict != Verdict::NoGain {
+                a.measure = Some(trial_command(g, basis.port));
+            }
+            a
+        }
         _ => advice(
             Verdict::InsufficientData,
             format!(
@@ -177,8 +208,9 @@ fn limit(g: &Group) -> Option<Advice> {
 }
 
 /// A network-limited, loss-based group: `enable_bbr` when the gain's lower
-/// bound clears [`GAIN`], else `no_gain` with the reason.
-fn network(g: &Group, p: &Prediction, cc: &str, lower_bound: bool) -> Advice {
+/// bound clears [`GAIN`]; `insufficient_data` when the capacity is unknown
+/// and only its upper end (or an open one) would clear it; else `no_gain`.
+fn network(g: &Group, p: &Prediction, path: &PathGuess, cc: &str) -> Advice {
     let Some(loss) = g.loss else {
         return advice(Verdict::InsufficientData, "no loss estimate".into());
     };
@@ -188,18 +220,45 @@ fn network(g: &Group, p: &Prediction, cc: &str, lower_bound: bool) -> Advice {
         pct(loss.low),
         pct(loss.high)
     );
-    if p.gain.low >= GAIN {
-        let bound = if lower_bound { "at least " } else { "" };
+    let unknown = path.rate_source == RateSource::HighestDeliveryRate;
+    // Loss without a queue is random loss on a path the flow does not fill:
+    // its capacity is above what the flow reached.
+    let random = loss.low > 0.0 && !path.queue_loss;
+    let at_link = p.at_link_speed.as_ref().map(|a| a.gain);
+    if p.gain.low >= GAIN || (unknown && random && at_link.is_some_and(|g| g >= GAIN)) {
+        let gain = if unknown {
+            range(p, path, "faster")
+        } else {
+            let bound = if p.simulated_bits_per_second < path.rate_bps {
+                "at least "
+            } else {
+                ""
+            };
+            format!(
+                "{bound}{:.1}x faster (range {:.1}-{:.1}x)",
+                p.gain.estimate, p.gain.low, p.gain.high
+            )
+        };
         return advice(
             Verdict::EnableBbr,
+            format!("{loss_text} limits {cc}: BBR predicted {gain}"),
+        );
+    }
+    let open = path
+        .link
+        .as_ref()
+        .is_none_or(|l| l.bits_per_second.is_none());
+    if unknown && random && open {
+        return advice(
+            Verdict::InsufficientData,
             format!(
-                "{loss_text} limits {cc}: BBR predicted {bound}{:.1}x faster (range {:.1}-{:.1}x)",
-                p.gain.estimate, p.gain.low, p.gain.high
+                "{loss_text}, capacity unknown: BBR predicted {}; give --path-rate, or measure it",
+                range(p, path, cc)
             ),
         );
     }
     let why = match (g.mean_srtt_us, g.min_rtt_us) {
-        (Some(s), Some(m)) if s > crate::predict::QUEUE_RTT_RATIO * f64::from(m) => format!(
+        (Some(s), Some(m)) if s > QUEUE_RTT_RATIO * f64::from(m) => format!(
             "it fills a queue (mean RTT {:.1} ms over min {:.1} ms), so its {loss_text} is congestion it causes, not random loss",
             s / 1e3,
             f64::from(m) / 1e3
@@ -215,135 +274,39 @@ fn network(g: &Group, p: &Prediction, cc: &str, lower_bound: bool) -> Advice {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::estimate::{Interval, Limited};
-    use crate::predict::PerAlgorithm;
-
-    fn interval(estimate: f64, low: f64, high: f64) -> Interval {
-        Interval {
-            low,
-            estimate,
-            high,
+/// The gain over an unknown capacity, as a range, relative to `what`
+/// (`faster`, or the baseline's name): `1.6x faster at the highest delivery
+/// rate seen to 160.0x at eth0's speed`, or open-ended when the link
+/// reports no speed.
+fn range(p: &Prediction, path: &PathGuess, what: &str) -> String {
+    let low = format!(
+        "{:.1}x {what} at the highest delivery rate seen",
+        p.gain.estimate
+    );
+    match (&p.at_link_speed, &path.link) {
+        (Some(at), _) => {
+            let capped = if at.simulated_bits_per_second < at.link_bits_per_second {
+                ", simulated at the simulator's cap"
+            } else {
+                ""
+            };
+            format!("{low} to {:.1}x at {}'s speed{capped}", at.gain, at.link)
         }
-    }
-
-    fn group(sent: u64, received: u64, limited: Option<Limited>, cc: &str) -> Group {
-        Group {
-            prefix: "192.0.2.0/24".into(),
-            connections: 3,
-            bytes_sent: sent,
-            bytes_received: received,
-            segments_sent: 10_000,
-            segments_retransmitted: 200,
-            min_rtt_us: Some(10_000),
-            mean_srtt_us: Some(10_200.0),
-            loss: Some(interval(0.02, 0.017, 0.023)),
-            limited,
-            throughput_bits_per_second: Some(8e6),
-            max_delivery_rate_bits_per_second: Some(20e6),
-            cc: [(cc.to_string(), 3)].into(),
-            main_cc: Some(cc.into()),
-        }
-    }
-
-    fn limited(rwnd: f64, sndbuf: f64, app: f64) -> Option<Limited> {
-        Some(Limited {
-            rwnd,
-            sndbuf,
-            app,
-            network: 1.0 - rwnd - sndbuf - app,
-            observed_s: 30.0,
-        })
-    }
-
-    fn prediction(gain: Interval) -> Prediction {
-        let x = interval(1e6, 1e6, 1e6);
-        Prediction {
-            bits_per_second: PerAlgorithm {
-                cubic: x,
-                bbr: x,
-                bbr3: x,
-            },
-            baseline: "cubic",
-            baseline_bits_per_second: x,
-            gain,
-            gain_bbr3: gain,
-            simulated_s: 3.0,
-            simulated_bits_per_second: 100_000_000,
-            runs: 9,
-        }
-    }
-
-    #[test]
-    fn order_of_the_rules() {
-        let big = prediction(interval(10.0, 8.0, 12.0));
-        let net = limited(0.0, 0.0, 0.01);
-        let v = |g: &Group, p: Option<&Prediction>| decide(g, p, false, 1_000_000).verdict;
-        assert_eq!(
-            v(&group(10, 10, net, "cubic"), Some(&big)),
-            Verdict::InsufficientData
-        );
-        assert_eq!(
-            v(&group(1, 5_000_000, net, "cubic"), Some(&big)),
-            Verdict::ReceiverSide
-        );
-        let g = group(9_000_000, 0, limited(0.6, 0.0, 0.0), "cubic");
-        assert_eq!(
-            v(&g, Some(&big)),
-            Verdict::RwndLimited,
-            "a limit beats the loss"
-        );
-        let g = group(9_000_000, 0, limited(0.1, 0.5, 0.2), "cubic");
-        assert_eq!(v(&g, Some(&big)), Verdict::SndbufLimited);
-        assert_eq!(
-            decide(&g, None, false, 0).action,
-            Some("sudo bbrkit enable --tune")
-        );
-        let g = group(9_000_000, 0, limited(0.0, 0.0, 0.7), "cubic");
-        assert_eq!(v(&g, Some(&big)), Verdict::AppLimited);
-        let g = group(9_000_000, 0, limited(0.3, 0.0, 0.0), "cubic");
-        assert_eq!(
-            v(&g, Some(&big)),
-            Verdict::EnableBbr,
-            "the network took 70 %"
-        );
-        assert_eq!(
-            v(&group(9_000_000, 0, net, "bbr"), Some(&big)),
-            Verdict::NoGain
-        );
-        assert_eq!(
-            v(&group(9_000_000, 0, net, "cubic"), None),
-            Verdict::InsufficientData
-        );
-        assert_eq!(
-            v(&group(9_000_000, 0, None, "cubic"), Some(&big)),
-            Verdict::EnableBbr
-        );
-    }
-
-    #[test]
-    fn enable_bbr_needs_the_lower_bound_of_the_gain() {
-        let g = group(9_000_000, 0, limited(0.0, 0.0, 0.0), "cubic");
-        let wide = prediction(interval(1.5, 1.1, 1.9));
-        let a = decide(&g, Some(&wide), false, 0);
-        assert_eq!(a.verdict, Verdict::NoGain, "{}", a.reason);
-        assert!(a.reason.contains("lower bound 1.10x"), "{}", a.reason);
-        assert_eq!(a.action, None);
-        let sure = prediction(interval(1.5, 1.2, 1.9));
-        let a = decide(&g, Some(&sure), true, 0);
-        assert_eq!(a.verdict, Verdict::EnableBbr);
-        assert!(a.reason.contains("at least 1.5x"), "{}", a.reason);
-        assert_eq!(a.action, Some("sudo bbrkit enable"));
-        let mut queue = g.clone();
-        queue.mean_srtt_us = Some(15_000.0);
-        let a = decide(&queue, Some(&prediction(interval(1.0, 1.0, 1.0))), false, 0);
-        assert!(
-            a.reason
-                .starts_with("it fills a queue (mean RTT 15.0 ms over min 10.0 ms)"),
-            "{}",
-            a.reason
-        );
+        (None, Some(l)) if l.bits_per_second.is_some() => format!(
+            "{low} (range {:.1}-{:.1}x), which {} is no faster than",
+            p.gain.low, p.gain.high, l.dev
+        ),
+        (None, l) => format!(
+            "{low} and more on a faster path ({})",
+            l.as_ref()
+                .map_or("no interface was found for it".to_string(), |l| format!(
+                    "{} reports no speed",
+                    l.dev
+                ))
+        ),
     }
 }
+
+#[cfg(test)]
+#[path = "verdict/tests.rs"]
+mod tests;

@@ -180,9 +180,9 @@ fn verdicts_on_recorded_connections() {
         ..Options::default()
     };
     let verdict = |case: &str, prefix: &str| {
-        let r = analyze(&track(case), SamplingStats::default(), &opts).unwrap();
+        let r = analyze(&track(case), SamplingStats::default(), &opts, &|_| None).unwrap();
         let g = r.groups.iter().find(|g| g.prefix == prefix).unwrap();
-        (g.verdict, g.reason.clone())
+        (g.advice.verdict, g.advice.reason.clone())
     };
     let v = verdict("lossy-server", "198.18.0.1/32");
     assert_eq!(v.0, Verdict::EnableBbr, "{v:?}");
@@ -198,11 +198,17 @@ fn verdicts_on_recorded_connections() {
         min_bytes: 1 << 40,
         ..opts.clone()
     };
-    let r = analyze(&track("lossy-server"), SamplingStats::default(), &strict).unwrap();
+    let r = analyze(
+        &track("lossy-server"),
+        SamplingStats::default(),
+        &strict,
+        &|_| None,
+    )
+    .unwrap();
     assert!(
         r.groups
             .iter()
-            .all(|g| g.verdict == Verdict::InsufficientData)
+            .all(|g| g.advice.verdict == Verdict::InsufficientData)
     );
     assert!(
         r.groups
@@ -213,12 +219,132 @@ fn verdicts_on_recorded_connections() {
         &track("lossy-server"),
         SamplingStats::default(),
         &Options::default(),
+        &|_| None,
     )
     .unwrap();
     assert!(
         r.groups.iter().all(|g| !g.prefix.starts_with("127.")),
         "loopback left out"
     );
+}
+
+/// Issue 21 item 10: advise dropped loopback connections without a word
+/// (progress: 4 connections, summary: 0). The report counts what it left
+/// out, and kept loopback groups are never simulated (their rate is the
+/// CPU's: the prediction was 200x below what they measured).
+#[test]
+fn loopback_left_out_is_counted_and_never_predicted() {
+    let t = track("lossy-server");
+    let loopback = t.conns().filter(|c| c.remote.ip().is_loopback()).count();
+    assert!(loopback >= 2, "the fixture has a loopback pair");
+    let r = analyze(&t, SamplingStats::default(), &Options::default(), &|_| None).unwrap();
+    assert_eq!(r.loopback_connections_left_out, loopback);
+    assert_eq!(r.connections + loopback, t.len());
+    let kept = Options {
+        include_loopback: true,
+        min_bytes: 0,
+        prefix_v4: 32,
+        ..Options::default()
+    };
+    let r = analyze(&t, SamplingStats::default(), &kept, &|_| None).unwrap();
+    assert_eq!(r.loopback_connections_left_out, 0);
+    let lo: Vec<_> = r
+        .groups
+        .iter()
+        .filter(|g| g.prefix.starts_with("127."))
+        .collect();
+    assert!(!lo.is_empty());
+    for g in lo {
+        assert!(g.prediction.is_none(), "{g:?}");
+        assert!(g.predicted_bits_per_second.is_none(), "{g:?}");
+    }
+}
+
+/// Issue 23: a loss-limited CUBIC sender with no `--path-rate` got "BBR
+/// predicted at least 1.3x faster" — the highest delivery rate seen taken
+/// as the capacity, a lower bound presented as the gain. Now the gain is a
+/// range up to the link's speed, and the verdict names the trial.
+#[test]
+fn unknown_capacity_is_a_range_up_to_the_link_speed() {
+    let opts = Options {
+        prefix_v4: 32,
+        min_bytes: 100_000,
+        ..Options::default()
+    };
+    let link = |a: std::net::IpAddr| {
+        assert_eq!(a.to_string(), CLIENT, "looked up for the group's address");
+        Some(bbrkit_diag::link::Link {
+            dev: "veth-s".into(),
+            bits_per_second: Some(1_000_000_000),
+        })
+    };
+    let r = analyze(
+        &track("lossy-server"),
+        SamplingStats::default(),
+        &opts,
+        &link,
+    )
+    .unwrap();
+    let g = r
+        .groups
+        .iter()
+        .find(|g| g.prefix == "198.18.0.1/32")
+        .unwrap();
+    println!("{}", serde_json::to_string_pretty(g).unwrap());
+    assert_eq!(g.advice.verdict, Verdict::EnableBbr, "{}", g.advice.reason);
+    assert_eq!(g.path_rate_link.as_deref(), Some("veth-s"));
+    assert_eq!(g.path_rate_high_bits_per_second, Some(1e9));
+    let range = g.gain_range.unwrap();
+    let high = range.high.unwrap();
+    assert!(
+        range.low < 2.0,
+        "at the highest delivery rate seen: {range:?}"
+    );
+    assert!(
+        high > 20.0 * range.low,
+        "at 1 Gbit/s BBR keeps ~98 %: {range:?}"
+    );
+    let at_link = g.predicted_high_bits_per_second.unwrap();
+    assert!(at_link.bbr > 0.8e9, "{at_link:?}");
+    assert!(
+        at_link.cubic < 20e6,
+        "CUBIC stays loss-limited: {at_link:?}"
+    );
+    assert!(!g.advice.reason.contains("at least"), "{}", g.advice.reason);
+    let says = format!(
+        "{:.1}x faster at the highest delivery rate seen to {high:.1}x at veth-s's speed",
+        range.low
+    );
+    assert!(g.advice.reason.ends_with(&says), "{}", g.advice.reason);
+    assert_eq!(
+        g.advice.measure.as_deref(),
+        Some("bbrkit trial --arms cubic,bbr --prefix 198.18.0.1/32 --until-confident")
+    );
+    // No speed from the link: an open range, said so, still the trial.
+    let r = analyze(
+        &track("lossy-server"),
+        SamplingStats::default(),
+        &opts,
+        &|_| {
+            Some(bbrkit_diag::link::Link {
+                dev: "eth0".into(),
+                bits_per_second: None,
+            })
+        },
+    )
+    .unwrap();
+    let g = r
+        .groups
+        .iter()
+        .find(|g| g.prefix == "198.18.0.1/32")
+        .unwrap();
+    assert!(
+        g.advice.reason.contains("more on a faster path"),
+        "{}",
+        g.advice.reason
+    );
+    assert_eq!(g.gain_range.unwrap().high, None);
+    assert!(g.advice.measure.is_some());
 }
 
 /// A clock that jumps to whatever time it is asked to wait for.

@@ -1,22 +1,27 @@
 //! Prints the tables of docs/bbr3-validation.md: bbrkit-bpf's bbr3 in the
 //! lab (real kernel TCP) against bbrkit-sim's bbr3 model on the same
-//! conditions, the built-in bbr (v1) beside both, and the no-impairment
-//! throughput and CPU cost of bbr3 against the built-in bbr (root).
+//! conditions, run by run with paired seeds and with the model's event
+//! counters side by side, the built-in bbr (v1) beside both; and the
+//! no-impairment throughput and CPU cost of bbr3 against the built-in bbr.
 //!
-//! `flock /tmp/bbrkit-root.lock cargo run --release -p bbrkit-lab --example
-//! bbr3_validation [grid] [target] [sim] [--runs N] [--duration SECS] [--seeds N]`
-//! (default: grid and target, 3 runs of 8 s, 5 simulator seeds). `sim` alone
-//! prints the grid's simulator columns only (no root, no lab): what to re-run
-//! when the model changes, since the lab's figures do not depend on it.
+//! `cargo run --release -p bbrkit-lab --example bbr3_validation
+//! [grid] [target] [sim] [--runs N] [--duration SECS] [--lock FILE]` (default:
+//! grid and target, 5 runs of 8 s; root for grid and target). `sim` alone
+//! prints the grid's simulator columns (no root, no lab). `--lock FILE`
+//! holds an flock on FILE around each condition's lab runs (the machine's
+//! lab lock), so other users of the machine interleave between conditions.
 //!
 //! Grid: 100 Mbit/s, 1 BDP drop-tail buffer, RTT 10/40/80 ms × random loss
 //! 0/1/2/5 %, plus 20 ms at 0 and 5 % (the path), userspace
-//! emulator (what `bbrkit lab` uses for rated links), fixed lab seed. The
-//! simulator runs the same path with its rate scaled by 1500/1514 (the lab's
-//! rate counts 1514-byte Ethernet frames, the simulator's 1500-byte IP
-//! packets), so both carry the same packets per second. While the grid
-//! runs, bbr3 is registered by this program (so its `bbr3_stats` counters
-//! can be read per run) and its telemetry map is sampled every 200 ms.
+//! emulator (what `bbrkit lab` uses for rated links). Every lab run has its
+//! own loss seed (the runner's per-run seed, printed); the simulator runs
+//! the same path once per lab run with that run's seed, rate scaled by
+//! 1500/1514 (the lab's rate counts 1514-byte Ethernet frames, the
+//! simulator's 1500-byte IP packets), so both carry the same packets per
+//! second. While a condition runs, bbr3 is registered by this program and
+//! the sender's socket is read through sock_diag every 100 ms (its model and
+//! counters from its own sk_storage); a run's counters are the last reading
+//! before the socket closed (at most 100 ms of events short).
 //!
 //! Target: `bbrkit lab`'s default no-impairment condition (split emulator,
 //! no delay: both directions bridged by eBPF in the kernel, so this process
@@ -26,27 +31,30 @@
 //! eBPF forwarding, TCP's receive and ACK processing) is charged to the
 //! thread it interrupts: ours, except what `ksoftirqd` takes over.
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bbrkit_bpf::telemetry::{self, Mode, Phase};
+use bbrkit_bpf::telemetry::{RawCounters, StorageMaps, Telemetry};
 use bbrkit_cc::Algorithm;
+use bbrkit_cc::bbr3::Counters;
 use bbrkit_lab::emulator::model::LinkParams;
 use bbrkit_lab::emulator::{Emulator, EmulatorKind};
 use bbrkit_lab::plan::{self, Plan};
-use bbrkit_lab::report::{LabReport, RunResult, median};
+use bbrkit_lab::report::{RunResult, median};
 use bbrkit_lab::session::{self, Event, Outcome};
 use bbrkit_lab::tester::{CcOn, TestSpec, run_test};
 use bbrkit_lab::topology::Topology;
 use bbrkit_sim::{FlowConfig, LossModel, PathConfig, SimConfig};
 use bbrkit_vocab::{BufferSize, PathConditions as Condition};
-use libbpf_rs::query::MapInfoIter;
-use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
 const RATE: u64 = 100_000_000;
 /// The simulator's rate giving the lab's packet rate (1500 vs 1514 B).
 const SIM_RATE: u64 = RATE * 1500 / 1514;
+/// Base of the lab's loss seeds; condition `i` uses base + i << 40 and the
+/// runner derives one seed per run from it.
 const LAB_SEED: u64 = 20261201;
 
 struct Args {
@@ -55,7 +63,7 @@ struct Args {
     sim: bool,
     runs: usize,
     duration: Duration,
-    seeds: u64,
+    lock: Option<String>,
 }
 
 fn args() -> Args {
@@ -63,24 +71,20 @@ fn args() -> Args {
         grid: false,
         target: false,
         sim: false,
-        runs: 3,
+        runs: 5,
         duration: Duration::from_secs(8),
-        seeds: 5,
+        lock: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(s) = it.next() {
-        let mut num = || {
-            it.next()
-                .and_then(|v| v.parse::<f64>().ok())
-                .expect("a number")
-        };
+        let mut val = || it.next().expect("a value");
         match s.as_str() {
             "grid" => a.grid = true,
             "target" => a.target = true,
             "sim" => a.sim = true,
-            "--runs" => a.runs = num() as usize,
-            "--duration" => a.duration = Duration::from_secs_f64(num()),
-            "--seeds" => a.seeds = num() as u64,
+            "--runs" => a.runs = val().parse().expect("--runs N"),
+            "--duration" => a.duration = Duration::from_secs_f64(val().parse().expect("SECS")),
+            "--lock" => a.lock = Some(val()),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -125,8 +129,15 @@ fn utc_now() -> String {
     format!("{:02}:{:02}:{:02} UTC", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The simulator on `c`: goodput and retransmits for each seed.
-fn simulate(alg: Algorithm, c: &Condition, duration: Duration, seed: u64) -> (f64, u64) {
+/// One simulated run.
+struct SimRun {
+    bps: f64,
+    retransmits: u64,
+    counters: Option<Counters>,
+}
+
+/// The simulator on `c` with `seed`.
+fn simulate(alg: Algorithm, c: &Condition, duration: Duration, seed: u64) -> SimRun {
     let path = PathConfig {
         rate_bps: SIM_RATE,
         rtt: bbrkit_cc::Duration::from_secs_f64(c.rtt.as_secs_f64()),
@@ -141,112 +152,89 @@ fn simulate(alg: Algorithm, c: &Condition, duration: Duration, seed: u64) -> (f6
         seed,
     );
     let r = bbrkit_sim::run(&cfg, &mut |_| {}).expect("valid sim config");
-    (r.flows[0].bits_per_second, r.flows[0].retransmits)
-}
-
-/// Sum over CPUs of each `bbr3_stats` counter, over every such map.
-fn bbr3_stats() -> [u64; 6] {
-    let mut out = [0u64; 6];
-    for info in MapInfoIter::default() {
-        if info.name.to_str() != Some("bbr3_stats") || info.ty != MapType::PercpuArray {
-            continue;
-        }
-        let Ok(map) = MapHandle::from_map_id(info.id) else {
-            continue;
-        };
-        for (i, o) in out.iter_mut().enumerate() {
-            let key = (i as u32).to_ne_bytes();
-            if let Ok(Some(cpus)) = map.lookup_percpu(&key, MapFlags::ANY) {
-                for v in cpus {
-                    *o += u64::from_ne_bytes(v[..8].try_into().unwrap());
-                }
-            }
-        }
-    }
-    out
-}
-
-/// One telemetry sample of one bbr3 socket.
-#[derive(Clone, Copy)]
-struct Sample {
-    mode: Option<Mode>,
-    phase: Option<Phase>,
-    inflight_hi: Option<u32>,
-    bw: u64,
-}
-
-/// Samples the telemetry of every bbr3 socket every 200 ms until `stop`.
-fn sampler(stop: &AtomicBool, out: &Mutex<Vec<Sample>>) {
-    while !stop.load(Ordering::Relaxed) {
-        if let Ok(models) = telemetry::read_kernel() {
-            let mut o = out.lock().unwrap();
-            o.extend(
-                models
-                    .iter()
-                    .filter(|m| m.state.version == 3)
-                    .map(|m| Sample {
-                        mode: m.state.mode,
-                        phase: m.state.phase,
-                        inflight_hi: m.state.inflight_hi,
-                        bw: m.state.bw_bits_per_second,
-                    }),
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
+    let f = &r.flows[0];
+    SimRun {
+        bps: f.bits_per_second,
+        retransmits: f.retransmits,
+        counters: f.bbr_counters.clone(),
     }
 }
 
-/// What one lab bbr3 run looked like from inside.
-#[derive(Default, Clone)]
-struct Diag {
-    stats: [u64; 6],
-    samples: usize,
-    /// Share of samples in ProbeBW's DOWN/CRUISE/REFILL/UP and PROBE_RTT.
-    phases: [f64; 5],
-    /// Median inflight_hi (packets) where set, and the share where set.
-    inflight_hi: Option<u32>,
-    hi_set: f64,
-    bw_median: f64,
+/// The counters both implementations keep, as f64 per run, by name.
+const COUNTERS: [&str; 10] = [
+    "rounds",
+    "refills",
+    "ups",
+    "probe rounds",
+    "too-high hits",
+    "hi at hit",
+    "lo cuts",
+    "loss events",
+    "lost pkts",
+    "probe_rtt",
+];
+
+fn lab_counters(c: &RawCounters) -> [f64; 10] {
+    let hits = c.too_high_hits();
+    [
+        c.rounds.into(),
+        c.refills.into(),
+        c.ups.into(),
+        c.probe_rounds.into(),
+        hits.into(),
+        if hits > 0 {
+            c.hi_at_hit_sum as f64 / f64::from(hits)
+        } else {
+            f64::NAN
+        },
+        c.lo_cuts.into(),
+        c.loss_events.into(),
+        f64::from(c.lost_in_ack) + f64::from(c.lost_between) + f64::from(c.lost_rto),
+        c.probe_rtts.into(),
+    ]
 }
 
-fn summarize(s: &[Sample], stats: [u64; 6]) -> Diag {
-    let n = s.len().max(1) as f64;
-    let mut phases = [0.0; 5];
-    for x in s {
-        let i = match (x.mode, x.phase) {
-            (Some(Mode::ProbeRtt), _) => Some(4),
-            (_, Some(Phase::Down)) => Some(0),
-            (_, Some(Phase::Cruise)) => Some(1),
-            (_, Some(Phase::Refill)) => Some(2),
-            (_, Some(Phase::Up)) => Some(3),
-            _ => None,
-        };
-        if let Some(i) = i {
-            phases[i] += 1.0 / n;
-        }
-    }
-    let hi: Vec<f64> = s
-        .iter()
-        .filter_map(|x| x.inflight_hi.map(f64::from))
-        .collect();
-    Diag {
-        stats,
-        samples: s.len(),
-        phases,
-        hi_set: hi.len() as f64 / n,
-        inflight_hi: (!hi.is_empty()).then(|| median(hi) as u32),
-        bw_median: median(s.iter().map(|x| x.bw as f64).collect::<Vec<f64>>()),
-    }
+fn sim_counters(c: &Counters) -> [f64; 10] {
+    let hits = c.too_high_ack + c.too_high_lost + c.too_high_tlp;
+    let hi = &c.hi_at_hit;
+    [
+        c.rounds as f64,
+        c.refills as f64,
+        c.ups as f64,
+        c.probe_rounds as f64,
+        hits as f64,
+        if hi.is_empty() {
+            f64::NAN
+        } else {
+            hi.iter().map(|&v| f64::from(v)).sum::<f64>() / hi.len() as f64
+        },
+        c.lo_cuts as f64,
+        c.loss_events as f64,
+        c.lost as f64,
+        c.probe_rtts as f64,
+    ]
+}
+
+/// One lab bbr3 run seen from inside: the sender's last telemetry.
+#[derive(Clone)]
+struct Inside {
+    counters: RawCounters,
+    /// Hits by path: ACK sample, lost packet, TLP.
+    hits: [u32; 3],
+    /// Lost by path: in the ACK, between ACKs, at RTOs.
+    lost: [u32; 3],
+    snapshots: [u32; 3],
 }
 
 struct Cell {
     cond: Condition,
     label: String,
-    sim3: Vec<(f64, u64)>,
-    sim1: (f64, u64),
     lab3: Vec<RunResult>,
     lab1: Vec<RunResult>,
-    diags: Vec<Diag>,
+    inside: Vec<Inside>,
+    /// bbr3 in the simulator, one run per lab bbr3 run, with its seed.
+    sim3: Vec<SimRun>,
+    sim1: SimRun,
 }
 
 fn mbit(v: f64) -> String {
@@ -266,120 +254,171 @@ fn runs_list(r: &[RunResult]) -> String {
         .join(" / ")
 }
 
-fn lab_median(r: &[RunResult]) -> f64 {
-    median(r.iter().map(|x| x.bits_per_second).collect::<Vec<f64>>())
+fn med(v: impl Iterator<Item = f64>) -> f64 {
+    median(v.filter(|x| x.is_finite()).collect::<Vec<f64>>())
 }
 
-/// The lowest and highest goodput over the simulator's seeds.
-fn sim_range(s: &[(f64, u64)]) -> (f64, f64) {
-    let lo = s.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-    let hi = s.iter().map(|x| x.0).fold(0.0, f64::max);
-    (lo, hi)
+/// The error factor of a lab/sim ratio: max(lab/sim, sim/lab).
+fn factor(ratio: f64) -> f64 {
+    ratio.ln().abs().exp()
 }
 
-fn sim_median(s: &[(f64, u64)]) -> f64 {
-    median(s.iter().map(|x| x.0).collect::<Vec<f64>>())
+/// An exclusive flock on `path` (the machine's lab lock), held while the
+/// value lives.
+fn lab_lock(path: &str) -> nix::fcntl::Flock<File> {
+    let f = File::create(path).expect("lock file");
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("flock")
 }
 
 fn run_grid(a: &Args) {
     let conds = grid();
-    eprintln!("simulating {} conditions x {} seeds", conds.len(), a.seeds);
-    let mut cells: Vec<Cell> = conds.iter().map(|c| simulate_cell(a, c)).collect();
-
     let load_before = loadavg();
     let started = utc_now();
-    let registration = bbrkit_bpf::bbr3::register(Some(&["bbr3"])).expect("register bbr3");
-    let plan = Plan {
-        conditions: conds.clone(),
-        algorithms: vec!["bbr3".into(), "bbr".into()],
-        runs: a.runs,
-        duration: a.duration,
-        flows: 1,
-        cc_on: CcOn::Sender,
-        emulator: EmulatorKind::Auto,
-        seed: LAB_SEED,
-        mtu: 1500,
-        retries: 1,
-    };
-    let (report, diags) = lab_grid(&plan);
-    drop(registration);
-    for (cell, (res, d)) in cells.iter_mut().zip(report.conditions.iter().zip(diags)) {
-        cell.lab3 = res.results[0].runs.clone();
-        cell.lab1 = res.results[1].runs.clone();
-        cell.diags = d;
-    }
-    print_grid(a, &cells, &started, &load_before);
-}
-
-/// A grid cell with its simulator runs: bbr3 with every seed, bbr1 once.
-fn simulate_cell(a: &Args, c: &Condition) -> Cell {
-    Cell {
-        cond: *c,
-        label: c.label(),
-        sim3: (1..=a.seeds)
-            .map(|s| simulate(Algorithm::Bbr3, c, a.duration, s))
-            .collect(),
-        sim1: simulate(Algorithm::Bbr1, c, a.duration, 1),
-        lab3: Vec::new(),
-        lab1: Vec::new(),
-        diags: Vec::new(),
-    }
-}
-
-/// Runs `plan` in the lab while sampling bbr3's telemetry; returns the
-/// report and, per condition, the telemetry summary of each bbr3 run.
-fn lab_grid(plan: &Plan) -> (LabReport, Vec<Vec<Diag>>) {
-    plan::validate(plan).expect("plan");
     let topo = Topology::build("bbrkb3v", 1500, false).expect("topology");
-    let kind = plan.emulator.resolve(&topo).expect("emulator");
+    let mut cells = Vec::new();
+    for (i, c) in conds.iter().enumerate() {
+        let plan = Plan {
+            conditions: vec![*c],
+            algorithms: vec!["bbr3".into(), "bbr".into()],
+            runs: a.runs,
+            duration: a.duration,
+            flows: 1,
+            cc_on: CcOn::Sender,
+            emulator: EmulatorKind::Auto,
+            seed: LAB_SEED + ((i as u64) << 40),
+            mtu: 1500,
+            retries: 1,
+        };
+        // bbr3 registered for this condition only, under the lab lock: the
+        // name is global, so other users of the machine see it only then.
+        let lock = a.lock.as_deref().map(lab_lock);
+        let registration = bbrkit_bpf::bbr3::register(Some(&["bbr3"])).expect("register bbr3");
+        let maps = StorageMaps::of(registration.loaded()).expect("bbr3's storage map");
+        let (lab3, lab1, inside) = lab_cell(&plan, &topo, &maps);
+        drop(maps);
+        drop(registration);
+        drop(lock);
+        eprintln!(
+            "simulating {} with the lab's {} seeds",
+            c.label(),
+            lab3.len()
+        );
+        let sim3 = lab3
+            .iter()
+            .map(|r| simulate(Algorithm::Bbr3, c, a.duration, r.seed))
+            .collect();
+        cells.push(Cell {
+            cond: *c,
+            label: c.label(),
+            lab3,
+            lab1,
+            inside,
+            sim3,
+            sim1: simulate(Algorithm::Bbr1, c, a.duration, 1),
+        });
+    }
+    drop(topo);
+    print_grid(a, &cells, &started, &load_before);
+    print_counters(a, &cells);
+    print_inside(&cells);
+}
+
+/// Runs one condition's plan, reading the bbr3 sender's telemetry every
+/// 100 ms; returns the bbr3 runs, the bbr runs and each bbr3 run's last
+/// telemetry.
+fn lab_cell(
+    plan: &Plan,
+    topo: &Topology,
+    maps: &StorageMaps,
+) -> (Vec<RunResult>, Vec<RunResult>, Vec<Inside>) {
+    plan::validate(plan).expect("plan");
+    let kind = plan.emulator.resolve(topo).expect("emulator");
     let stop = AtomicBool::new(false);
-    let samples = Arc::new(Mutex::new(Vec::new()));
-    let mut last_stats = bbr3_stats();
-    let mut diags: Vec<Vec<Diag>> = vec![Vec::new(); plan.conditions.len()];
-    let labels: Vec<String> = plan.conditions.iter().map(|c| c.label()).collect();
+    let latest: Mutex<HashMap<u64, Telemetry>> = Mutex::new(HashMap::new());
+    let mut inside = Vec::new();
     let report = std::thread::scope(|s| {
-        s.spawn(|| sampler(&stop, &samples));
+        s.spawn(|| sampler(topo, maps, &stop, &latest));
         let mut on_event = |e: Event<'_>| {
             if let Event::RunDone {
                 done,
                 total,
                 condition,
                 cc,
+                run,
                 outcome: Outcome::Goodput(bps),
                 spoiled,
-                ..
             } = e
             {
                 eprintln!(
-                    "{done}/{total} {condition} {cc}: {} Mbit/s{} (load {})",
+                    "{done}/{total} {condition} {cc} run {run}: {} Mbit/s{} (load {})",
                     mbit(bps),
                     spoiled
                         .map(|r| format!(", spoiled: {r}"))
                         .unwrap_or_default(),
                     loadavg()
                 );
-                let got: Vec<Sample> = std::mem::take(&mut *samples.lock().unwrap());
-                let now = bbr3_stats();
-                let delta: [u64; 6] = std::array::from_fn(|i| now[i].saturating_sub(last_stats[i]));
-                last_stats = now;
+                let seen = std::mem::take(&mut *latest.lock().unwrap());
                 if cc == "bbr3" {
-                    let ci = labels.iter().position(|l| l == condition).unwrap();
-                    diags[ci].push(summarize(&got, delta));
+                    let t = seen
+                        .into_values()
+                        .max_by_key(|t| t.counters.acks)
+                        .expect("bbr3 telemetry");
+                    inside.push(inside_of(&t.counters));
                 }
             }
         };
-        let r = session::run(plan, &topo, kind, &AtomicBool::new(false), &mut on_event);
+        let r = session::run(plan, topo, kind, &AtomicBool::new(false), &mut on_event);
         stop.store(true, Ordering::Relaxed);
         r
     })
     .expect("lab run");
-    drop(topo);
-    (report, diags)
+    let res = &report.conditions[0].results;
+    (res[0].runs.clone(), res[1].runs.clone(), inside)
+}
+
+fn inside_of(c: &RawCounters) -> Inside {
+    Inside {
+        counters: *c,
+        hits: [c.too_high_ack, c.too_high_lost, c.too_high_tlp],
+        lost: [c.lost_in_ack, c.lost_between, c.lost_rto],
+        snapshots: [c.tx_exact, c.tx_floor, c.tx_miss],
+    }
+}
+
+/// Reads every bbr3 socket of the sender's namespace every 100 ms: the
+/// census asks for their storage values.
+fn sampler(
+    topo: &Topology,
+    maps: &StorageMaps,
+    stop: &AtomicBool,
+    out: &Mutex<HashMap<u64, Telemetry>>,
+) {
+    let mut filter = bbrkit_diag::Filter {
+        cc: Some("bbr3".into()),
+        ..bbrkit_diag::Filter::default()
+    };
+    maps.ask(&mut filter);
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(socks) = topo
+            .server
+            .run(|| Ok(bbrkit_diag::census(&filter).unwrap_or_default()))
+        {
+            let mut o = out.lock().unwrap();
+            for s in &socks {
+                if let Some(Ok(t)) = maps.telemetry(s) {
+                    o.insert(s.cookie, t);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 fn print_grid(a: &Args, cells: &[Cell], started: &str, load_before: &str) {
     println!(
-        "## lab bbr3 vs sim bbr3: 100 Mbit/s, 1 BDP, {} run(s) x {} s, lab seed {LAB_SEED}\n",
+        "## lab bbr3 vs sim bbr3: 100 Mbit/s, 1 BDP, {} run(s) x {} s, one loss seed per run, the simulator with each run's seed\n",
         a.runs,
         a.duration.as_secs_f64()
     );
@@ -391,101 +430,136 @@ fn print_grid(a: &Args, cells: &[Cell], started: &str, load_before: &str) {
         fnv(bbrkit_bpf::bbr3::object_bytes())
     );
     println!(
-        "| condition | lab bbr3 median (runs) | sim bbr3 median (seeds 1–{}: min–max) | lab/sim | lab bbr (runs) | sim bbr1 |",
-        a.seeds
+        "| condition | lab bbr3 median (runs) | sim bbr3 median (paired runs) | lab/sim | lab bbr (runs) | sim bbr1 |"
     );
     println!("|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
     for c in cells {
-        let (l3, s3) = (lab_median(&c.lab3), sim_median(&c.sim3));
-        let (lo, hi) = sim_range(&c.sim3);
-        let ratio = l3 / s3;
-        ratios.push((ratio, c));
+        let l3 = med(c.lab3.iter().map(|x| x.bits_per_second));
+        let s3 = med(c.sim3.iter().map(|x| x.bps));
+        let sims = c
+            .sim3
+            .iter()
+            .map(|x| mbit(x.bps))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        ratios.push((l3 / s3, c.label.clone()));
         println!(
-            "| {} | {} ({}) | {} ({}–{}) | {:.2} | {} ({}) | {} |",
+            "| {} | {} ({}) | {} ({sims}) | {:.2} | {} ({}) | {} |",
             c.label,
             mbit(l3),
             runs_list(&c.lab3),
             mbit(s3),
-            mbit(lo),
-            mbit(hi),
-            ratio,
-            mbit(lab_median(&c.lab1)),
+            l3 / s3,
+            mbit(med(c.lab1.iter().map(|x| x.bits_per_second))),
             runs_list(&c.lab1),
-            mbit(c.sim1.0)
+            mbit(c.sim1.bps)
         );
     }
-    let med = median(ratios.iter().map(|r| r.0).collect::<Vec<f64>>());
-    let err = median(
-        ratios
-            .iter()
-            .map(|r| r.0.ln().abs().exp())
-            .collect::<Vec<f64>>(),
-    );
+    let m = median(ratios.iter().map(|r| r.0).collect::<Vec<f64>>());
+    let err = median(ratios.iter().map(|r| factor(r.0)).collect::<Vec<f64>>());
+    let within = ratios.iter().filter(|r| factor(r.0) <= 1.5).count();
     println!(
-        "\nmedian lab/sim {med:.2}; median error factor max(lab/sim, sim/lab) {err:.2}; * = spoiled run\n"
+        "\nmedian lab/sim {m:.2}; median error factor max(lab/sim, sim/lab) {err:.2}; {within} of {} cells within x1.5; * = spoiled run\n",
+        ratios.len()
     );
-    ratios.sort_by(|x, y| y.0.ln().abs().total_cmp(&x.0.ln().abs()));
+    ratios.sort_by(|x, y| factor(y.0).total_cmp(&factor(x.0)));
     println!(
-        "worst points: {}\n",
+        "worst cells: {}\n",
         ratios
             .iter()
             .take(4)
-            .map(|(r, c)| format!("{} {r:.2}", c.label))
+            .map(|(r, l)| format!("{l} {r:.2}"))
             .collect::<Vec<_>>()
             .join("; ")
     );
-    print_diag(cells);
+    println!(
+        "lab seeds: {}\n",
+        cells
+            .iter()
+            .map(|c| format!(
+                "{}: {}",
+                c.label,
+                c.lab3
+                    .iter()
+                    .map(|r| r.seed.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
 }
 
-fn print_diag(cells: &[Cell]) {
-    println!("### inside the bbr3 runs (medians over runs)\n");
+/// The model's events per run, lab (the BPF object's per-socket counters)
+/// against the simulator (bbrkit-cc's), medians over the paired runs.
+fn print_counters(a: &Args, cells: &[Cell]) {
     println!(
-        "| condition | retransmits lab / sim | emulator lost / buffer drops | late frames | snapshots exact/floor/missed, no-sample, TLP | DOWN/CRUISE/REFILL/UP/PROBE_RTT % | inflight_hi set % (median, pkts) | BDP pkts | model bw |"
+        "### model events per {} s run, lab / sim (medians over the runs)\n",
+        a.duration.as_secs_f64()
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| condition | {} |", COUNTERS.join(" | "));
+    println!("|---|{}", "---|".repeat(COUNTERS.len()));
     for c in cells {
-        let m = |f: &dyn Fn(&RunResult) -> f64| median(c.lab3.iter().map(f).collect::<Vec<f64>>());
-        let d = |f: &dyn Fn(&Diag) -> f64| median(c.diags.iter().map(f).collect::<Vec<f64>>());
+        let lab: Vec<[f64; 10]> = c.inside.iter().map(|x| lab_counters(&x.counters)).collect();
+        let sim: Vec<[f64; 10]> = c
+            .sim3
+            .iter()
+            .filter_map(|x| x.counters.as_ref())
+            .map(sim_counters)
+            .collect();
+        let cols: Vec<String> = (0..COUNTERS.len())
+            .map(|i| {
+                let (l, s) = (med(lab.iter().map(|v| v[i])), med(sim.iter().map(|v| v[i])));
+                format!("{} / {}", show(l), show(s))
+            })
+            .collect();
+        println!("| {} | {} |", c.label, cols.join(" | "));
+    }
+    println!();
+}
+
+fn show(v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// What only the lab has: hits and losses by path, the send snapshots,
+/// the emulator's view.
+fn print_inside(cells: &[Cell]) {
+    println!("### inside the lab bbr3 runs (medians over the runs)\n");
+    println!(
+        "| condition | retransmits lab / sim | emulator lost / buffer drops | late frames | too-high hits ack/lost/tlp | lost in ACK / between ACKs / RTO | snapshots exact/floor/missed | BDP pkts |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for c in cells {
+        let m = |f: &dyn Fn(&RunResult) -> f64| med(c.lab3.iter().map(f));
+        let d = |f: &dyn Fn(&Inside) -> f64| med(c.inside.iter().map(f));
         let emu = |f: fn(&bbrkit_lab::emulator::EmulatorReport) -> u64| {
             m(&|r: &RunResult| r.emulator.as_ref().map(f).unwrap_or(0) as f64)
         };
         let bdp = RATE as f64 / 8.0 * c.cond.rtt.as_secs_f64() / 1514.0;
-        let stats: [f64; 6] = std::array::from_fn(|i| d(&|x: &Diag| x.stats[i] as f64));
+        let tri = |f: &dyn Fn(&Inside) -> [u32; 3]| {
+            (0..3)
+                .map(|i| format!("{:.0}", d(&|x: &Inside| f64::from(f(x)[i]))))
+                .collect::<Vec<_>>()
+                .join("/")
+        };
         println!(
-            "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} | {:.0}/{:.0}/{:.0}, {:.0}, {:.0} | {:.0}/{:.0}/{:.0}/{:.0}/{:.0} | {:.0} ({}) | {bdp:.0} | {} |",
+            "| {} | {:.0} / {:.0} | {:.0} / {:.0} | {:.0} | {} | {} | {} | {bdp:.0} |",
             c.label,
             m(&|r: &RunResult| r.retransmits as f64),
-            median(c.sim3.iter().map(|x| x.1 as f64).collect::<Vec<f64>>()),
+            med(c.sim3.iter().map(|x| x.retransmits as f64)),
             emu(|e| e.data.lost_frames),
             emu(|e| e.data.buffer_drops),
             emu(|e| e.data.late_frames + e.reverse.late_frames),
-            stats[0],
-            stats[1],
-            stats[2],
-            stats[3],
-            stats[4],
-            d(&|x: &Diag| x.phases[0] * 100.0),
-            d(&|x: &Diag| x.phases[1] * 100.0),
-            d(&|x: &Diag| x.phases[2] * 100.0),
-            d(&|x: &Diag| x.phases[3] * 100.0),
-            d(&|x: &Diag| x.phases[4] * 100.0),
-            d(&|x: &Diag| x.hi_set * 100.0),
-            c.diags
-                .iter()
-                .filter_map(|x| x.inflight_hi)
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join("/"),
-            mbit(d(&|x: &Diag| x.bw_median)),
+            tri(&|x: &Inside| x.hits),
+            tri(&|x: &Inside| x.lost),
+            tri(&|x: &Inside| x.snapshots),
         );
-    }
-    let n: usize = cells.iter().flat_map(|c| &c.diags).map(|x| x.samples).sum();
-    println!("\n({n} telemetry samples of bbr3 sockets, 200 ms apart)\n");
-    let cpu = |r: &[RunResult]| median(r.iter().map(|x| x.sender_cpu_s / (x.bytes as f64 / 1e9)));
-    println!("sender threads' CPU per GB (s), bbr3 / bbr:");
-    for c in cells {
-        println!("  {}: {:.2} / {:.2}", c.label, cpu(&c.lab3), cpu(&c.lab1));
     }
     println!();
 }
@@ -540,11 +614,7 @@ fn run_target(a: &Args) {
 /// One 6 s run of `cc` on a fresh split emulator (loss seed `seed`).
 fn target_run(topo: &Topology, link: LinkParams, cc: &'static str, seed: u64) -> TargetRun {
     let emu = Emulator::start_kind(topo, EmulatorKind::Split, link, seed).unwrap();
-    let spec = TestSpec {
-        sample_every: Duration::from_millis(100),
-        keep_off_cpu: None,
-        ..TestSpec::uniform(cc, 1, CcOn::Sender, Duration::from_secs(6))
-    };
+    let spec = TestSpec::uniform(cc, 1, CcOn::Sender, Duration::from_secs(6));
     let before = rusage_s();
     let r = run_test(topo, &spec, &AtomicBool::new(false)).expect("run");
     let cpu = rusage_s() - before;
@@ -603,23 +673,28 @@ fn print_target(rows: &[TargetRun], runs: usize, started: &str, load_before: &st
     );
 }
 
-/// The grid's simulator columns: bbr3 over the seeds, its retransmits, bbr1.
+/// The grid's simulator columns: bbr3 over seeds 1..=runs, its
+/// retransmits, bbr1.
 fn print_sim(a: &Args) {
     println!(
-        "| condition | sim bbr3 median (seeds 1–{}: min–max) | sim bbr3 retransmits (median) | sim bbr1 |",
-        a.seeds
+        "| condition | sim bbr3 median (seeds 1–{}) | sim bbr3 retransmits (median) | sim bbr1 |",
+        a.runs
     );
     println!("|---|---|---|---|");
-    for c in grid().iter().map(|c| simulate_cell(a, c)) {
-        let (lo, hi) = sim_range(&c.sim3);
-        let rtx = median(c.sim3.iter().map(|x| x.1 as f64).collect::<Vec<f64>>());
+    for c in grid() {
+        let runs: Vec<SimRun> = (1..=a.runs as u64)
+            .map(|s| simulate(Algorithm::Bbr3, &c, a.duration, s))
+            .collect();
         println!(
-            "| {} | {} ({}–{}) | {rtx:.0} | {} |",
-            c.label,
-            mbit(sim_median(&c.sim3)),
-            mbit(lo),
-            mbit(hi),
-            mbit(c.sim1.0)
+            "| {} | {} ({}) | {:.0} | {} |",
+            c.label(),
+            mbit(med(runs.iter().map(|x| x.bps))),
+            runs.iter()
+                .map(|x| mbit(x.bps))
+                .collect::<Vec<_>>()
+                .join(" / "),
+            med(runs.iter().map(|x| x.retransmits as f64)),
+            mbit(simulate(Algorithm::Bbr1, &c, a.duration, 1).bps)
         );
     }
 }

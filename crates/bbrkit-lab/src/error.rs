@@ -44,7 +44,18 @@ pub enum LabError {
         #[source]
         source: io::Error,
     },
+    /// A BPF congestion control (bbr3) asked of a build without BPF support.
+    #[error(
+        "{wanted}: not in this build (built without the cargo feature \"bpf\"); available: {available}"
+    )]
+    NotInBuild {
+        /// The requested name.
+        wanted: String,
+        /// `/proc/sys/net/ipv4/tcp_available_congestion_control`.
+        available: String,
+    },
     /// Registering a BPF congestion control for the run failed.
+    #[cfg(feature = "bpf")]
     #[error("{what}")]
     Bpf {
         /// What was being done.

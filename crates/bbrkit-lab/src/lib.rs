@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`experiment`] | the one entry point: plan → topology → mode → report |
 //! | [`plan`] | conditions (the rate × delay × loss sweep), algorithms, checks |
+//! | [`settings`] | the experiment from an operator's settings in bbrkit's units |
 //! | [`session`] | run order, seeds, repeats of spoiled runs, progress; the bulk mode |
 //! | [`verdict`] | the emulator's verdict on a run; the emulator per condition |
 //! | [`report`] | the bulk mode's report: medians, ratios to the first algorithm |
@@ -19,6 +20,7 @@
 //! namespaces, nor a cgroup it did not create or was not given.
 
 pub mod blast;
+#[cfg_attr(not(feature = "bpf"), path = "bpf_cc_none.rs")]
 pub mod bpf_cc;
 pub mod cleanup;
 pub mod clock;
@@ -33,6 +35,7 @@ pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod session;
+pub mod settings;
 pub mod tcpinfo;
 pub mod tester;
 pub mod topology;

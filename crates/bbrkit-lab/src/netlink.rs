@@ -1,4 +1,5 @@
-//! A minimal synchronous rtnetlink client for the lab's own namespaces.
+//! The lab's rtnetlink requests for its own namespaces, through the one
+//! client (`bbrkit_diag::rtnl`).
 //!
 //! Owns the few requests the lab needs: create a veth pair whose ends are
 //! born inside lab namespaces, bring links up, add IPv4 addresses and
@@ -6,14 +7,10 @@
 //! qdisc and delete it again. The socket talks to the namespace of the thread that created it;
 //! must never be created on a thread that is not inside a lab namespace.
 
-use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::RawFd;
 
-use netlink_packet_core::{
-    DefaultNla, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NetlinkHeader,
-    NetlinkMessage, NetlinkPayload,
-};
+use netlink_packet_core::{DefaultNla, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE};
 use netlink_packet_route::address::{AddressAttribute, AddressMessage};
 use netlink_packet_route::link::{
     InfoData, InfoKind, InfoVeth, LinkAttribute, LinkFlags, LinkInfo, LinkMessage,
@@ -24,57 +21,21 @@ use netlink_packet_route::neighbour::{
 use netlink_packet_route::route::RouteType;
 use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
-use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 
 use crate::error::{LabError, Result};
 
-/// An rtnetlink socket bound to the calling thread's network namespace.
-pub struct Rtnl {
-    sock: Socket,
-    seq: u32,
-}
+/// An rtnetlink socket bound to the calling thread's network namespace
+/// (the one client, [`bbrkit_diag::rtnl::Rtnl`]).
+pub struct Rtnl(bbrkit_diag::rtnl::Rtnl);
 
 impl Rtnl {
     /// Opens a socket in the calling thread's namespace.
     pub fn open() -> Result<Rtnl> {
-        let mut sock = Socket::new(NETLINK_ROUTE).map_err(|e| nl("open socket", e))?;
-        sock.bind_auto().map_err(|e| nl("bind", e))?;
-        sock.connect(&SocketAddr::new(0, 0))
-            .map_err(|e| nl("connect", e))?;
-        Ok(Rtnl { sock, seq: 1 })
+        bbrkit_diag::rtnl::Rtnl::open().map(Rtnl).map_err(nl)
     }
 
     fn request(&mut self, what: &str, msg: RouteNetlinkMessage, flags: u16) -> Result<()> {
-        let mut header = NetlinkHeader::default();
-        header.flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-        self.seq += 1;
-        header.sequence_number = self.seq;
-        let mut packet = NetlinkMessage::new(header, NetlinkPayload::InnerMessage(msg));
-        packet.finalize();
-        let mut buf = vec![0u8; packet.buffer_len()];
-        packet.serialize(&mut buf);
-        self.sock.send(&buf, 0).map_err(|e| nl(what, e))?;
-        loop {
-            let (data, _) = self.sock.recv_from_full().map_err(|e| nl(what, e))?;
-            let mut offset = 0;
-            while offset < data.len() {
-                let reply = NetlinkMessage::<RouteNetlinkMessage>::deserialize(&data[offset..])
-                    .map_err(|e| nl(what, io::Error::other(e.to_string())))?;
-                let len = reply.header.length as usize;
-                if reply.header.sequence_number == self.seq
-                    && let NetlinkPayload::Error(err) = reply.payload
-                {
-                    return match err.code {
-                        None => Ok(()),
-                        Some(_) => Err(nl(what, err.to_io())),
-                    };
-                }
-                if len == 0 {
-                    break;
-                }
-                offset += len;
-            }
-        }
+        self.0.ack(what, msg, flags).map_err(nl)
     }
 
     /// Creates veth `name` here (in this namespace) with its peer `peer`
@@ -216,9 +177,9 @@ pub fn push_nla(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
     out.resize(out.len() + ((4 - len % 4) % 4), 0);
 }
 
-fn nl(what: &str, source: io::Error) -> LabError {
+fn nl(e: bbrkit_diag::rtnl::RtnlError) -> LabError {
     LabError::Netlink {
-        what: what.to_string(),
-        source,
+        what: e.what,
+        source: e.source,
     }
 }

@@ -10,7 +10,6 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 
 use nix::sched::{CloneFlags, setns, unshare};
 
@@ -37,10 +36,7 @@ impl Netns {
             .expect("namespace thread panicked")
         })
         .map_err(LabError::NoNamespaces)?;
-        let inode = File::from(fd.try_clone().map_err(|e| LabError::io("dup", e))?)
-            .metadata()
-            .map_err(|e| LabError::io("stat namespace", e))?
-            .ino();
+        let inode = bbrkit_diag::netns::inode_of_fd(fd.as_fd()).map_err(namespace_error)?;
         Ok(Netns {
             fd,
             inode,
@@ -237,7 +233,10 @@ pub fn make_mounts_private() -> nix::Result<()> {
 
 /// The inode of the calling thread's network namespace.
 pub fn current_inode() -> Result<u64> {
-    std::fs::metadata("/proc/thread-self/ns/net")
-        .map(|m| m.ino())
-        .map_err(|e| LabError::io("stat /proc/thread-self/ns/net", e))
+    bbrkit_diag::netns::current().map_err(namespace_error)
+}
+
+/// A namespace file that could not be examined, as a lab error.
+fn namespace_error(e: bbrkit_diag::netns::NamespaceError) -> LabError {
+    LabError::io(format!("stat {}", e.path.display()), e.source)
 }

@@ -12,6 +12,16 @@ use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::probe::ProbeResult;
 use crate::tester::{CcOn, FlowResult};
 
+/// Where each BPF algorithm of the run came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BpfAlgorithm {
+    /// Algorithm name.
+    pub name: String,
+    /// `true`: the lab registered it for the run; `false`: it was already
+    /// registered (left as it was).
+    pub registered_by_lab: bool,
+}
+
 /// One run of one algorithm under one condition.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {

@@ -1,13 +1,13 @@
 //! `TCP_INFO` and `TCP_CONGESTION` of one socket.
 //!
-//! Owns reading the kernel's per-socket counters into [`TcpSample`], with the
+//! Owns turning the kernel's per-socket counters (read and decoded by
+//! `bbrkit_diag::sockopt`) into [`TcpSample`], with the
 //! units iperf3 uses where its names overlap (`snd_cwnd` in bytes, `rtt`,
 //! `min_rtt` in µs) plus SI-named rates. Must never change a socket except
 //! through [`set_congestion`].
 
 use std::io;
-use std::mem::{size_of, zeroed};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 use serde::Serialize;
 
@@ -36,36 +36,24 @@ pub struct TcpSample {
     pub delivery_rate_bits_per_second: u64,
 }
 
-/// Reads `TCP_INFO` of `sock`, stamping it with `t_s`.
-pub fn sample(sock: &impl AsRawFd, t_s: f64) -> io::Result<TcpSample> {
-    // SAFETY: zeroed tcp_info is valid; the kernel fills at most `len` bytes.
-    let mut info: libc::tcp_info = unsafe { zeroed() };
-    let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
-    // SAFETY: `info` is writable for `len` bytes, and the kernel writes at
-    // most `len` bytes and stores the length in `len`.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
+/// Reads `TCP_INFO` of `sock` (decoded by `bbrkit_diag`, the one
+/// `tcp_info` decoder), stamping it with `t_s`. A field an older kernel does
+/// not report reads 0.
+pub fn sample(sock: &impl AsFd, t_s: f64) -> io::Result<TcpSample> {
+    let info = bbrkit_diag::sockopt::tcp_info(sock.as_fd())?;
+    let u32_ = |v: Option<u32>| v.unwrap_or(0);
+    let u64_ = |v: Option<u64>| v.unwrap_or(0);
     Ok(TcpSample {
         t_s,
-        bytes_acked: info.tcpi_bytes_acked,
-        bytes_sent: info.tcpi_bytes_sent,
-        retransmits: info.tcpi_total_retrans as u64,
-        snd_cwnd: info.tcpi_snd_cwnd as u64 * info.tcpi_snd_mss as u64,
-        rtt: info.tcpi_rtt,
-        rttvar: info.tcpi_rttvar,
-        min_rtt: info.tcpi_min_rtt,
-        pacing_rate_bits_per_second: info.tcpi_pacing_rate.saturating_mul(8),
-        delivery_rate_bits_per_second: info.tcpi_delivery_rate.saturating_mul(8),
+        bytes_acked: u64_(info.bytes_acked),
+        bytes_sent: u64_(info.bytes_sent),
+        retransmits: u64::from(u32_(info.total_retrans)),
+        snd_cwnd: u64::from(u32_(info.snd_cwnd)) * u64::from(u32_(info.snd_mss)),
+        rtt: u32_(info.rtt_us),
+        rttvar: u32_(info.rttvar_us),
+        min_rtt: u32_(info.min_rtt_us),
+        pacing_rate_bits_per_second: u64_(info.pacing_rate).saturating_mul(8),
+        delivery_rate_bits_per_second: u64_(info.delivery_rate).saturating_mul(8),
     })
 }
 

@@ -1,16 +1,21 @@
 //! Root tests of the lab with bbrkit-bpf's bbr3: the lab registers it for a
 //! run, real lab connections carry it (the sender's sockets report `bbr3`
-//! through sock_diag, and its telemetry map has their model state), the
+//! through sock_diag, with their model state from their own sk_storage), the
 //! registration ends with the run leaving no bbr3 BPF object, and a bbr3
-//! registered by someone else is used and left alone. Run under
-//! `flock /tmp/bbrkit-root.lock` (a congestion-control name is global).
+//! registered by someone else is used and left alone.
+//!
+//! The tests hold while bbrkit runs elsewhere on the host: a test whose
+//! point is the lab's own registration waits until nobody holds bbr3 (a
+//! lab that starts meanwhile joins it), and each leak check looks only at
+//! the ids of the programs, maps and links the test held
+//! (`bbrkit_bpf::objects`).
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bbrkit_bpf::status::Leftovers;
-use bbrkit_bpf::{bbr3, status, telemetry};
+use bbrkit_bpf::objects::Objects;
+use bbrkit_bpf::{BpfError, bbr3, telemetry};
 use bbrkit_diag::{Filter, StateSet};
 use bbrkit_lab::bpf_cc;
 use bbrkit_lab::emulator::Emulator;
@@ -24,30 +29,42 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The names bbrkit-bpf registers.
-const NAMES: &[&str] = &["bbr3", "bbr2"];
+/// How long a test waits for bbr3 to be free when someone else (a lab
+/// running beside the tests) holds it; a name held longer skips the test,
+/// with a message.
+const FREE_WITHIN: Duration = Duration::from_secs(120);
 
 fn available(name: &str) -> bool {
     bbrkit_diag::algorithms::is_available(name).unwrap()
 }
 
-/// No bbr3 program, map, link or pin beyond `before`, and bbr3 not registered (waits up to
-/// 5 s: the kernel frees a struct_ops map after its last socket is gone).
-fn assert_nothing_left(before: &Leftovers) {
-    let left = status::leftovers_after(before, bbr3::PREFIX, NAMES, Duration::from_secs(5));
-    assert!(left.is_empty(), "left behind: {left:?}");
-    assert!(!available("bbr3"));
+/// What this process holds now (the tests of this binary run one at a time).
+fn held_now() -> Objects {
+    Objects::held_by(std::process::id())
 }
 
-/// The bbr3 objects that exist before a test (say, maps still used by
-/// connections of an earlier run), or `None` (skip, with a message) when
-/// bbr3 is registered by someone else: tests never touch that.
-fn precondition() -> Option<Leftovers> {
-    if available("bbr3") {
-        eprintln!("skipped: bbr3 is already registered on this host");
-        return None;
+/// None of `ours` is left but what another process still uses through a
+/// link it joined (waits up to 5 s: the kernel frees a struct_ops map after
+/// its last socket is gone).
+fn assert_nothing_left(ours: &Objects) {
+    let left = ours.left_after(Duration::from_secs(5));
+    assert!(left.is_empty(), "left behind: {left:?} (of {ours:?})");
+}
+
+/// Runs `attempt` until it says the name was free (`Some`), for up to
+/// [`FREE_WITHIN`]; `None`, with a message, when someone else held it all along.
+fn when_free<T>(mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
+    let until = Instant::now() + FREE_WITHIN;
+    loop {
+        if let Some(t) = attempt() {
+            return Some(t);
+        }
+        if Instant::now() >= until {
+            eprintln!("skipped: bbr3 stayed registered by someone else");
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    Some(status::leftovers(bbr3::PREFIX, NAMES))
 }
 
 fn link() -> LinkParams {
@@ -64,12 +81,16 @@ fn link() -> LinkParams {
 #[ignore = "needs root"]
 fn lab_connections_carry_bbr3_and_the_registration_ends_with_the_run() {
     let _g = serial();
-    let Some(before) = precondition() else {
+    let before = held_now();
+    // The lab's own registration (a lab elsewhere may hold bbr3: then ours
+    // joins it, which is not what this test is about).
+    let Some(ccs) = when_free(|| {
+        let ccs = bpf_cc::register_missing(&["cubic".into(), "bbr3".into()]).expect("register");
+        assert_eq!(ccs.algorithms.len(), 1);
+        ccs.algorithms[0].registered_by_lab.then_some(ccs)
+    }) else {
         return;
     };
-    let ccs = bpf_cc::register_missing(&["cubic".into(), "bbr3".into()]).expect("register");
-    assert_eq!(ccs.algorithms.len(), 1);
-    assert!(ccs.algorithms[0].registered_by_lab);
     assert!(available("bbr3"));
 
     let topo = Topology::build("bbrkb3", 1500, false).expect("build");
@@ -79,21 +100,25 @@ fn lab_connections_carry_bbr3_and_the_registration_ends_with_the_run() {
         keep_off_cpu: None,
         ..TestSpec::uniform("bbr3", 2, CcOn::Sender, Duration::from_millis(2000))
     };
-    let server_ns = topo.server.inode() as u32;
-    let (result, socks, models) = std::thread::scope(|s| {
+    // What the lab's registration made (before the storage maps of every
+    // bbr3 load, a lab's elsewhere too, are opened below).
+    let ours = held_now().without(&before);
+    let maps = telemetry::StorageMaps::in_kernel().expect("storage maps");
+    assert!(!maps.is_empty(), "the lab's bbr3 has a storage map");
+    let (result, socks) = std::thread::scope(|s| {
         let t = s.spawn(|| bbrkit_lab::tester::run_test(&topo, &spec, &AtomicBool::new(false)));
         std::thread::sleep(Duration::from_millis(1000));
-        let filter = Filter {
+        let mut filter = Filter {
             states: StateSet::connected(),
             cc: Some("bbr3".into()),
             ..Filter::default()
         };
+        maps.ask(&mut filter);
         let socks = topo
             .server
             .run(|| Ok(bbrkit_diag::census(&filter).expect("census")))
             .unwrap();
-        let models = telemetry::read_kernel().expect("read telemetry");
-        (t.join().unwrap(), socks, models)
+        (t.join().unwrap(), socks)
     });
     let result = result.expect("test");
     drop(emu);
@@ -108,33 +133,39 @@ fn lab_connections_carry_bbr3_and_the_registration_ends_with_the_run() {
         .collect();
     assert_eq!(senders.len(), 2, "{socks:?}");
     assert!(senders.iter().all(|s| s.cc.as_deref() == Some("bbr3")));
-    // Each has a telemetry entry under its namespace and 4-tuple.
+    // Each carries its model in the same dump, from its own storage.
     for s in &senders {
-        let m = models
-            .iter()
-            .find(|m| {
-                m.socket.netns_ino == server_ns
-                    && m.socket.local == s.local
-                    && m.socket.remote == s.remote
-            })
-            .unwrap_or_else(|| panic!("no telemetry for {} -> {}: {models:?}", s.local, s.remote));
-        assert_eq!(m.state.version, 3);
-        assert!(m.state.cwnd > 0 && m.state.bw_bits_per_second > 0, "{m:?}");
+        let t = maps
+            .telemetry(s)
+            .unwrap_or_else(|| panic!("no telemetry for {} -> {}: {s:?}", s.local, s.remote))
+            .expect("decode");
+        assert_eq!(t.model.version, 3);
+        assert!(t.model.cwnd > 0 && t.model.bw_bits_per_second > 0, "{t:?}");
+        assert!(t.counters.acks > 0 && t.counters.rounds > 0, "{t:?}");
     }
     println!("{:.1} Mbit/s", result.bits_per_second / 1e6);
+    drop(maps); // its fd holds the storage map
     drop(topo);
     drop(ccs);
-    assert_nothing_left(&before);
+    assert_nothing_left(&ours);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn a_bbr3_registered_by_someone_else_is_used_and_left_alone() {
     let _g = serial();
-    let Some(before) = precondition() else {
+    let Some(operator) = when_free(|| match bbr3::register(Some(&["bbr3"])) {
+        Ok(r) => Some(r),
+        Err(BpfError::Register { source, .. })
+            if source.kind() == libbpf_rs::ErrorKind::AlreadyExists =>
+        {
+            None
+        }
+        Err(e) => panic!("operator registers bbr3: {e}"),
+    }) else {
         return;
     };
-    let operator = bbr3::register(Some(&["bbr3"])).expect("operator registers bbr3");
+    let theirs = Objects::of_registration(&operator);
     let ccs = bpf_cc::register_missing(&["bbr3".into()]).expect("lab");
     assert_eq!(
         ccs.algorithms,
@@ -145,9 +176,9 @@ fn a_bbr3_registered_by_someone_else_is_used_and_left_alone() {
     );
     drop(ccs);
     assert!(
-        available("bbr3"),
+        available("bbr3") && theirs.alive() == theirs,
         "the lab unregistered the operator's bbr3"
     );
     drop(operator);
-    assert_nothing_left(&before);
+    assert_nothing_left(&theirs);
 }

@@ -16,58 +16,28 @@ pub struct Arm {
     pub weight: u32,
 }
 
-/// What drew an arm: every record of one unit shares its arm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Each connection on its own.
-    Connection,
-    /// Each remote address, for all its connections.
-    Client,
-    /// Each remote prefix (the grouping's /24 or /48), for all its
-    /// connections.
-    Prefix,
-}
+/// What drew an arm: every record of one unit shares its arm. The
+/// policy's type: a trial is a policy rule with a split.
+pub use bbrkit_policy::Unit;
 
-impl Unit {
-    /// The JSON and flag spelling: `connection`, `client`, `prefix`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::Connection => "connection",
-            Unit::Client => "client",
-            Unit::Prefix => "prefix",
-        }
-    }
-
-    /// The plural people read in a report: `connections`, `clients`,
-    /// `prefixes`.
-    pub fn plural(self) -> &'static str {
-        match self {
-            Unit::Connection => "connections",
-            Unit::Client => "clients",
-            Unit::Prefix => "prefixes",
-        }
-    }
-
-    /// What the unit means for the comparison, in one sentence.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            Unit::Connection => {
-                "each connection drew its arm: connections of both arms share paths and \
+/// What the unit means for the comparison, in one sentence.
+pub fn unit_meaning(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Connection => {
+            "each connection drew its arm: connections of both arms share paths and \
                  bottlenecks, so one arm can take bandwidth from the other (the effect can be \
                  overstated and the harm to the other arm understated); intervals are over \
                  connections"
-            }
-            Unit::Client => {
-                "each remote address drew one arm for all its connections: a client's \
+        }
+        Unit::Client => {
+            "each remote address drew one arm for all its connections: a client's \
                  connections do not compete across arms, at the cost of fewer independent \
                  units; intervals are over clients, not connections"
-            }
-            Unit::Prefix => {
-                "each remote prefix drew one arm for all its connections: arms do not share a \
+        }
+        Unit::Prefix => {
+            "each remote prefix drew one arm for all its connections: arms do not share a \
                  prefix's paths, at the cost of few independent units; intervals are over \
                  prefixes, not connections, and a single prefix cannot be compared"
-            }
         }
     }
 }

@@ -9,7 +9,8 @@
 //!   effect:            r = exp(Σ w_k ln(med_B,k / med_A,k))
 //!   fixed horizon:     [lo, hi] = exp(percentiles α/2, 1−α/2 of the bootstrap draws)
 //!   anytime:           exp(ln r ± m(t) · SE),  SE = IQR(draws) / (2 Φ⁻¹(3/4)),
-//!                      t = units compared, m(t) the confidence-sequence multiplier
+//!                      t = units compared, m(t) the confidence-sequence multiplier,
+//!                      widened to hold the fixed-horizon interval (ties: IQR 0)
 //! ```
 //!
 //! Why this estimator: the issue asks for the ratio of medians, and the
@@ -287,15 +288,20 @@ impl Intervals {
     /// The ratio interval for log estimate `est` with bootstrap `draws`.
     fn of(&self, mode: Mode, est: f64, draws: &[f64], t: f64) -> (f64, f64) {
         let mut d = Data::new(draws.to_vec());
+        let fixed = (
+            d.quantile(self.alpha / 2.0),
+            d.quantile(1.0 - self.alpha / 2.0),
+        );
         let (lo, hi) = match mode {
-            Mode::FixedHorizon => (
-                d.quantile(self.alpha / 2.0),
-                d.quantile(1.0 - self.alpha / 2.0),
-            ),
+            Mode::FixedHorizon => fixed,
             Mode::Sequential => {
                 let se = (d.quantile(0.75) - d.quantile(0.25)) / self.iqr_per_sd;
                 let w = self.multiplier(t) * se;
-                (est - w, est + w)
+                // Never narrower than the fixed-horizon interval: when most
+                // draws tie (goodputs of short connections take few values,
+                // busy time counts jiffies) the IQR is 0 while the tails
+                // are not.
+                ((est - w).min(fixed.0), (est + w).max(fixed.1))
             }
         };
         (lo.exp(), hi.exp())

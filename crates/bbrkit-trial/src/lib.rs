@@ -53,7 +53,9 @@ pub mod testing;
 pub mod verdict;
 pub mod words;
 
-pub use definition::{Arm, Grouping, GuardrailBounds, PrefixLengths, Settings, TrialDef, Unit};
+pub use definition::{
+    Arm, Grouping, GuardrailBounds, PrefixLengths, Settings, TrialDef, Unit, unit_meaning,
+};
 pub use effect::{Effect, Mode};
 pub use guardrail::Decision;
 pub use observe::{RecordCounts, Trial};

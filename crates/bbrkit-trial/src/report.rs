@@ -262,7 +262,7 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
             share: def.share(i),
         }),
         unit: def.unit,
-        unit_meaning: def.unit.meaning(),
+        unit_meaning: crate::unit_meaning(def.unit),
         group_by: def.grouping,
         prefix_v4: def.prefix.v4,
         prefix_v6: def.prefix.v6,

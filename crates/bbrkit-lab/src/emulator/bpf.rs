@@ -27,9 +27,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_PROG_LOAD: libc::c_long = 5;
-const BPF_PROG_GET_NEXT_ID: libc::c_long = 11;
 const BPF_PROG_GET_FD_BY_ID: libc::c_long = 13;
-const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
 const BPF_LINK_CREATE: libc::c_long = 28;
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
@@ -300,35 +298,41 @@ pub fn attach_ingress(prog: &OwnedFd, ifindex: u32) -> io::Result<OwnedFd> {
     Ok(owned(sys_bpf(BPF_LINK_CREATE, &mut attr)?))
 }
 
-/// Names of every eBPF program loaded in the kernel (for leak checks: the
-/// lab's are named `bbrkit_*`). Needs root.
-pub fn loaded_program_names() -> io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    let mut id = 0u32;
-    loop {
-        let mut attr = [0u64; 20];
-        attr[0] = id as u64; // start_id
-        match sys_bpf(BPF_PROG_GET_NEXT_ID, &mut attr) {
-            Ok(_) => id = (attr[0] >> 32) as u32, // next_id
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(names),
-            Err(e) => return Err(e),
-        }
-        let mut attr = [0u64; 20];
-        attr[0] = id as u64; // prog_id
-        let fd = match sys_bpf(BPF_PROG_GET_FD_BY_ID, &mut attr) {
-            Ok(fd) => owned(fd),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue, // just unloaded
-            Err(e) => return Err(e),
+/// Ids of the eBPF programs process `pid` holds through a program or link
+/// descriptor (`prog_id:` in `/proc/PID/fdinfo`), for leak checks that look
+/// only at what one lab loaded: the split emulator holds its programs'
+/// descriptors for as long as they are attached. Needs root for another
+/// user's process.
+pub fn programs_held_by(pid: u32) -> io::Result<Vec<u32>> {
+    let mut ids = Vec::new();
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fdinfo"))? {
+        // A descriptor closed since the listing has no fdinfo any more.
+        let Ok(info) = std::fs::read_to_string(fd?.path()) else {
+            continue;
         };
-        // struct bpf_prog_info: `name[16]` is at byte 64.
-        let mut info = [0u8; 128];
-        let mut attr = [0u64; 20];
-        attr[0] = fd.as_raw_fd() as u32 as u64 | ((info.len() as u64) << 32);
-        attr[1] = info.as_mut_ptr() as u64;
-        sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr)?;
-        let name = &info[64..80];
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        names.push(String::from_utf8_lossy(&name[..end]).into_owned());
+        let id = info
+            .lines()
+            .find_map(|l| l.strip_prefix("prog_id:"))
+            .and_then(|v| v.trim().parse().ok());
+        if let Some(id) = id.filter(|i| !ids.contains(i)) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Whether the eBPF program `id` is still loaded (ids are not reused until
+/// the 31-bit counter wraps). Needs root.
+pub fn program_loaded(id: u32) -> io::Result<bool> {
+    let mut attr = [0u64; 20];
+    attr[0] = id as u64; // prog_id
+    match sys_bpf(BPF_PROG_GET_FD_BY_ID, &mut attr) {
+        Ok(fd) => {
+            drop(owned(fd));
+            Ok(true)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 

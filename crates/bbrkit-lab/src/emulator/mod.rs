@@ -61,7 +61,8 @@ impl EmulatorKind {
             EmulatorKind::Split => match split::kernel_supports(topo) {
                 Ok(()) => Ok(EmulatorKind::Split),
                 Err(why) => Err(LabError::EmulatorUnavailable(format!(
-                    "the split emulator needs eBPF with tcx (Linux 6.6+): {why} (use --emulator userspace)"
+                    "the split emulator needs eBPF with tcx (Linux 6.6+): {} (use --emulator userspace)",
+                    bbrkit_diag::error_chain(&why)
                 ))),
             },
             EmulatorKind::Netem => {

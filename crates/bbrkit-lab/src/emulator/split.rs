@@ -149,18 +149,16 @@ fn parse_dev(text: &str, name: &str) -> Option<DevCounters> {
 /// Whether this kernel can run the split emulator: loads the bridge program
 /// and attaches it with tcx to the router's `veth-rc` for a moment (Linux
 /// 6.6+, `CONFIG_NET_XGRESS`, `bpf()` allowed). The error says why not.
-pub fn kernel_supports(topo: &Topology) -> std::result::Result<(), String> {
+pub fn kernel_supports(topo: &Topology) -> Result<()> {
     let (rc, rs) = (topo.router_client_index, topo.router_server_index);
-    topo.router
-        .run(|| {
-            let prog = bpf::load("bbrkit_probe", &bpf::bridge_program(rs))
-                .map_err(|e| LabError::io("load an eBPF program", e))?;
-            let link = bpf::attach_ingress(&prog, rc)
-                .map_err(|e| LabError::io("attach it with tcx", e))?;
-            drop(link);
-            Ok(())
-        })
-        .map_err(|e| e.to_string())
+    topo.router.run(|| {
+        let prog = bpf::load("bbrkit_probe", &bpf::bridge_program(rs))
+            .map_err(|e| LabError::io("load an eBPF program", e))?;
+        let link =
+            bpf::attach_ingress(&prog, rc).map_err(|e| LabError::io("attach it with tcx", e))?;
+        drop(link);
+        Ok(())
+    })
 }
 
 /// The installed kernel path; removed on drop.
