@@ -12,15 +12,18 @@ mod cmd;
 mod lab_out;
 mod output;
 mod sim_out;
+#[cfg(feature = "bpf")]
+mod trial_out;
 mod units;
 
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
 use clap::{Parser, Subcommand};
 
 /// Enable, verify, measure and watch TCP BBR on Linux servers.
 #[derive(Debug, Parser)]
-#[command(name = "bbrkit", version, about, propagate_version = true)]
+#[command(name = "bbrkit", version = version(), about, propagate_version = true)]
 struct Cli {
     /// Print exactly one JSON document on stdout instead of human output.
     #[arg(long, global = true)]
@@ -52,16 +55,32 @@ enum Command {
     Metrics(cmd::metrics::Args),
     /// Will BBR help this server's own traffic? Samples its connections, predicts, advises.
     Advise(cmd::advise::Args),
+    /// Live A/B trial of two algorithms on this host's own connections, with confidence intervals.
+    Trial(cmd::trial::Args),
     /// What bbrkit-bbr3.service runs at boot: register bbr3 (pinned), then make it the default.
     Boot(cmd::boot::Args),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
-    /// Write one man page per command into DIR (for packaging).
-    #[command(hide = true)]
+    /// Write one man page per command into DIR (e.g. /usr/local/share/man/man1).
     Manpages(cmd::manpages::Args),
     /// The server side of `lab --workload` (started by the lab itself).
     #[command(hide = true)]
     LabServer(cmd::lab_server::Args),
+}
+
+/// `bbrkit --version`: the package version and which BPF code the binary
+/// carries (the first 12 hex digits of the embedded bbr3 object's SHA-256,
+/// as `sha256sum crates/bbrkit-bpf/bpf/bbr3.bpf.o` prints it), or that it
+/// was built without BPF support (cargo feature `bpf`).
+fn version() -> &'static str {
+    static VERSION: LazyLock<String> = LazyLock::new(|| {
+        let bpf = match bbrkit_host::bpf::object_sha256() {
+            Some(object) => format!("bbr3 object sha256:{}", &object[..12]),
+            None => "without BPF support: no bbr3".to_string(),
+        };
+        format!("{} ({bpf})", env!("CARGO_PKG_VERSION"))
+    });
+    &VERSION
 }
 
 /// Options every command shares.
@@ -100,6 +119,7 @@ fn main() -> ExitCode {
         Command::Conns(a) => cmd::conns::run(a, global),
         Command::Metrics(a) => cmd::metrics::run(a, global),
         Command::Advise(a) => cmd::advise::run(a, global),
+        Command::Trial(a) => cmd::trial::run(a, global),
         Command::Boot(a) => cmd::boot::run(a, global),
         Command::Completions(a) => cmd::completions::run(a, global),
         Command::Manpages(a) => cmd::manpages::run(a, global),
@@ -186,6 +206,14 @@ pub fn print_report<T: serde::Serialize>(
     } else {
         emit(&render(report))
     }
+}
+
+/// A seed from the clock (nanoseconds since the epoch; 1 before it), for a
+/// command run without `--seed`: the binary reads the time, the libraries
+/// take the seed.
+pub fn clock_seed() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    t.map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
 /// Prints `value` as the command's single JSON document.

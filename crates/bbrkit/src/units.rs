@@ -1,8 +1,17 @@
 //! Human units on the command line and in tables: bbrkit-vocab's one
 //! parser and formatter of rates (`100mbit`), durations (`10ms`), losses
 //! (`2%`, `0.02`), sizes (`64kb`, `100pkt`, `1bdp`) and lists, gathered for
-//! the command modules. Nothing is implemented here.
+//! the command modules, and the clap value parser of a positive duration
+//! that several commands take.
 
 pub use bbrkit_vocab::format::{bytes, pct, rate};
-pub use bbrkit_vocab::size::{parse_bytes, parse_size};
-pub use bbrkit_vocab::units::{UnitError, parse_duration, parse_list, parse_loss, parse_rate};
+pub use bbrkit_vocab::size::parse_bytes;
+pub use bbrkit_vocab::units::{parse_duration, parse_rate};
+
+/// A `--flag TIME` that must be above zero (clap value parser).
+pub fn positive_duration(text: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(text).map_err(|e| e.to_string())? {
+        d if d.is_zero() => Err(format!("must be positive: '{text}'")),
+        d => Ok(d),
+    }
+}

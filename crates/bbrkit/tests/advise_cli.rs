@@ -131,3 +131,44 @@ fn finds_a_loopback_transfer_once_per_socket() {
         "{out}"
     );
 }
+
+/// Issue 21 item 10: without `--include-loopback` the loopback pair was
+/// dropped without a word (progress: 2 connections, summary: 0, "no TCP
+/// connections to remote hosts were seen"). Now the header and the JSON say
+/// what was left out and why.
+#[test]
+fn loopback_left_out_is_said() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    let stop = AtomicBool::new(false);
+    let (json, table) = std::thread::scope(|s| {
+        s.spawn(|| transfer(l, &stop));
+        std::thread::sleep(Duration::from_millis(100));
+        let args = [
+            "advise",
+            "--duration",
+            "500ms",
+            "--interval",
+            "250ms",
+            "--port",
+            &port,
+        ];
+        let json = bbrkit().args(args).arg("--json").output().unwrap();
+        let table = bbrkit().args(args).output().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        (json, table)
+    });
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
+    assert_eq!(doc["connections"], 0, "{doc}");
+    assert_eq!(doc["loopback_connections_left_out"], 2, "{doc}");
+    let out = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        out.contains("0 connections (and 2 connections to loopback addresses, left out: they never cross a network; --include-loopback keeps them)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no TCP connections to remote hosts were seen (2 connections to loopback addresses left out)"),
+        "{out}"
+    );
+    assert!(!out.contains("1 sockets"), "{out}");
+}

@@ -1,19 +1,31 @@
 //! `bbrkit lab --cc bbr3` and `bbrkit conns` with bbrkit-bpf's bbr3 (needs
-//! root; run under `flock /tmp/bbrkit-root.lock`: a congestion-control name
-//! is global). The lab registers bbr3 for its run and unregisters it on
-//! Ctrl-C and after SIGKILL; `conns` joins bbr3 sockets with the telemetry
-//! map, and says why not when it cannot read it.
+//! root). The lab registers bbr3 for its run (or joins a registration
+//! another lab made) and lets go of it on Ctrl-C and after SIGKILL; `conns`
+//! joins bbr3 sockets with the telemetry map, and says why not when it
+//! cannot read it.
+//!
+//! The tests hold while bbrkit runs elsewhere on the host: a
+//! congestion-control name is global, so the lab under test shares a
+//! registration the way labs do (`bbrkit_bpf::share`), a test that
+//! registers bbr3 itself waits until the name is free, and each leak check
+//! looks only at the ids of the programs, maps and links the test or its
+//! lab created or held (`bbrkit_bpf::objects`); what another process still
+//! uses through a link it joined is not a leak.
 
 mod common;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
+#[path = "../../bbrkit-bpf/tests/ours/mod.rs"]
+mod ours;
+
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use bbrkit_bpf::bbr3;
-use bbrkit_bpf::status::{self, Leftovers};
+use bbrkit_bpf::objects::Objects;
+use bbrkit_bpf::{share, status};
+use ours::{Ours, assert_nothing_left};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -21,30 +33,59 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The names bbrkit-bpf registers.
-const NAMES: &[&str] = &["bbr3", "bbr2"];
+/// How long a test waits for bbr3 to be free when someone else (a lab
+/// running beside the tests) holds it; a name held longer skips the test,
+/// with a message.
+const FREE_WITHIN: Duration = Duration::from_secs(120);
 
-fn available(name: &str) -> bool {
-    bbrkit_diag::algorithms::is_available(name).unwrap()
-}
-
-fn snapshot() -> Option<Leftovers> {
-    if available("bbr3") {
-        eprintln!("skipped: bbr3 is already registered on this host");
-        return None;
+/// bbr3 registered by this test from this build's embedded object (what
+/// the tests are about; a lab elsewhere may run another build's), the way
+/// a lab holds it (`share::hold`): while someone else holds the name, waits
+/// for it to be free; labs that start meanwhile join ours.
+fn register_own() -> Option<share::Held> {
+    let until = Instant::now() + FREE_WITHIN;
+    loop {
+        let held = share::hold(&["bbr3"]).expect("register or join bbr3");
+        if held.registration.is_some() {
+            return Some(held);
+        }
+        drop(held);
+        if Instant::now() >= until {
+            eprintln!("skipped: bbr3 stayed registered by someone else");
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    Some(status::leftovers(bbr3::PREFIX, NAMES))
 }
 
-fn assert_nothing_left(before: &Leftovers) {
-    let left = status::leftovers_after(before, bbr3::PREFIX, NAMES, Duration::from_secs(5));
-    assert!(left.is_empty(), "left behind: {left:?}");
-    assert!(!available("bbr3"), "bbr3 still registered");
+/// What `held` made or took: its own registration's objects and the links
+/// it joined.
+fn objects_of(held: &share::Held) -> Objects {
+    let mut o = held
+        .registration
+        .as_ref()
+        .map(Objects::of_registration)
+        .unwrap_or_default();
+    o.add(&Objects {
+        links: held.joined.iter().map(|j| j.link_id).collect(),
+        ..Objects::default()
+    });
+    o
+}
+
+/// Whether `held` has a link of a struct_ops map
+/// named bbr3: the lab holds the bbr3 registration (its own or a joined one).
+fn holds_bbr3(held: &Objects) -> bool {
+    status::ops_maps()
+        .iter()
+        .filter(|m| m.name == "bbr3")
+        .any(|m| m.links.iter().any(|l| held.links.contains(l)))
 }
 
 /// A lab comparing cubic and bbr3, started with default signal dispositions;
-/// returns once bbr3 is registered and the run has started.
-fn start_lab() -> Child {
+/// returns once it holds the bbr3 registration and the run has started,
+/// with what it held then.
+fn start_lab() -> (Child, Objects) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bbrkit"));
     // SAFETY: only signal(2) in the child before exec.
     unsafe {
@@ -63,37 +104,38 @@ fn start_lab() -> Child {
         .spawn()
         .expect("spawn bbrkit");
     let until = Instant::now() + Duration::from_secs(30);
-    while !available("bbr3") {
-        assert!(Instant::now() < until, "the lab never registered bbr3");
+    while !holds_bbr3(&Objects::held_by(child.id())) {
+        assert!(Instant::now() < until, "the lab never held bbr3");
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(2500)); // into the run
-    child
+    let held = Objects::held_by(child.id());
+    (child, held)
 }
 
 #[test]
 #[ignore = "needs root"]
 fn lab_ctrl_c_unregisters_bbr3() {
     let _g = serial();
-    let Some(before) = snapshot() else { return };
-    let child = start_lab();
+    let (child, held) = start_lab();
+    let ours = Ours::new(held);
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
-    assert_nothing_left(&before);
+    assert_nothing_left(&ours);
 }
 
 #[test]
 #[ignore = "needs root"]
 fn lab_sigkill_unregisters_bbr3() {
     let _g = serial();
-    let Some(before) = snapshot() else { return };
-    let mut child = start_lab();
+    let (mut child, held) = start_lab();
+    let ours = Ours::new(held);
     child.kill().expect("SIGKILL");
     child.wait().expect("wait");
-    assert_nothing_left(&before);
+    assert_nothing_left(&ours);
 }
 
 /// Runs bbrkit as root, or as user nobody through a world-readable copy of
@@ -110,12 +152,85 @@ fn bbrkit_as(nobody: bool, args: &[&str]) -> Output {
     cmd.args(args).output().expect("spawn bbrkit")
 }
 
+/// `bbrkit conns` on a real lab connection: bbr3 registered from the
+/// embedded object, which has no LRU (or any other per-socket) map but the sockets' storage,
+/// a 100 Mbit/s × 10 ms emulated path, and the sender's model state read by
+/// `conns` through sock_diag in the sender's namespace.
+#[test]
+#[ignore = "needs root"]
+fn conns_shows_bbr3_on_a_real_lab_connection_without_an_lru_map() {
+    use bbrkit_lab::emulator::Emulator;
+    use bbrkit_lab::emulator::model::LinkParams;
+    use bbrkit_lab::tester::{CcOn, TestSpec};
+    use bbrkit_lab::topology::{SERVER_ADDR, Topology};
+
+    let _g = serial();
+    let Some(held) = register_own() else { return };
+    let ours = Ours::new(objects_of(&held));
+    // Every map our registration created, as the kernel lists them (what
+    // `bpftool map` shows): the sockets' storage and the per-CPU counters.
+    let mut maps: Vec<String> = ours
+        .objects
+        .map_names()
+        .into_iter()
+        .filter(|n| n != "bbr3")
+        .collect();
+    maps.sort();
+    assert_eq!(maps, ["bbr3_sk_stor", "bbr3_stats"]);
+    let topo = Topology::build("bbrkcn", 1500, false).expect("lab topology");
+    let link = LinkParams {
+        delay: Duration::from_millis(10),
+        jitter: Duration::ZERO,
+        loss: 0.0,
+        rate_bps: Some(100_000_000),
+        buffer_bytes: Some(125_000),
+    };
+    let emu = Emulator::start(&topo, link, 1).expect("emulator");
+    let spec = TestSpec::uniform("bbr3", 1, CcOn::Sender, Duration::from_secs(3));
+    let (result, conns) = std::thread::scope(|s| {
+        let t = s.spawn(|| {
+            bbrkit_lab::tester::run_test(&topo, &spec, &std::sync::atomic::AtomicBool::new(false))
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        let out = topo
+            .server
+            .run(|| Ok(bbrkit_as(false, &["conns", "--cc", "bbr3", "--json"])))
+            .unwrap();
+        (t.join().unwrap(), common::json_ok(&out))
+    });
+    result.expect("lab transfer");
+    drop(emu);
+    drop(topo);
+    drop(held);
+    let sender = conns["sockets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["local"]
+                .as_str()
+                .unwrap()
+                .starts_with(&SERVER_ADDR.to_string())
+        })
+        .unwrap_or_else(|| panic!("no bbr3 sender: {conns}"));
+    let m = &sender["bpf_model"];
+    assert_eq!(m["version"], 3, "{sender}");
+    assert!(m["mode"].is_string(), "{sender}");
+    assert!(
+        m["bw_bits_per_second"].as_u64().unwrap() > 1_000_000,
+        "{sender}"
+    );
+    assert!(m["min_rtt_ms"].as_f64().unwrap() >= 10.0, "{sender}");
+    assert!(conns["bpf_model_note"].is_null(), "{conns}");
+    assert_nothing_left(&ours);
+}
+
 #[test]
 #[ignore = "needs root"]
 fn conns_shows_the_model_state_of_bbr3_sockets() {
     let _g = serial();
-    let Some(before) = snapshot() else { return };
-    let reg = bbr3::register(Some(&["bbr3"])).expect("register bbr3");
+    let Some(held) = register_own() else { return };
+    let ours = Ours::new(objects_of(&held));
     let (root, nobody) = netns::in_new_netns(|| {
         let mut keep = Vec::new();
         for v6 in [false, true] {
@@ -127,7 +242,7 @@ fn conns_shows_the_model_state_of_bbr3_sockets() {
         drop(keep);
         (root, nobody)
     });
-    drop(reg);
+    drop(held);
     let socks = root["sockets"].as_array().unwrap();
     // 2 families x 2 connections x 2 ends, all on bbr3.
     assert_eq!(socks.len(), 8, "{root}");
@@ -163,5 +278,5 @@ fn conns_shows_the_model_state_of_bbr3_sockets() {
     assert!(socks.iter().all(|s| s["bpf_model"].is_null()));
     let note = nobody["bpf_model_note"].as_str().unwrap();
     assert!(note.contains("needs root"), "{note}");
-    assert_nothing_left(&before);
+    assert_nothing_left(&ours);
 }

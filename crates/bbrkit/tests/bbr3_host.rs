@@ -221,9 +221,16 @@ fn enable_verify_connect_enable_again_rollback() {
         let unit =
             std::fs::read_to_string(dir_path(&root).join("etc/systemd/system/bbrkit-bbr3.service"))
                 .unwrap();
+        // The unit runs an installed copy, never the build tree (issue 21.2).
         assert!(
-            unit.contains(&format!("\nExecStart={BIN} boot --cc bbr3\n")),
+            unit.contains("\nExecStart=/usr/local/lib/bbrkit/bbrkit boot --cc bbr3\n"),
             "{unit}"
+        );
+        let copy = dir_path(&root).join("usr/local/lib/bbrkit/bbrkit");
+        assert_eq!(
+            std::fs::metadata(&copy).unwrap().len(),
+            std::fs::metadata(BIN).unwrap().len(),
+            "the installed copy is this bbrkit"
         );
         assert_eq!(
             std::fs::read_link(
@@ -494,7 +501,8 @@ fn simulated_reboot_sysctl_file_first_then_the_unit() {
             .unwrap()
             .to_string();
         let mut words = exec.split_whitespace();
-        let o = Command::new(words.next().unwrap())
+        let exe = format!("{root}{}", words.next().unwrap());
+        let o = Command::new(exe)
             .args(words)
             .args(["--root", &root])
             .output()
@@ -530,40 +538,49 @@ fn simulated_reboot_sysctl_file_first_then_the_unit() {
     );
 }
 
-/// bbr3 registered by another program (a link this test holds): doctor
-/// names it, enable refuses to take it over and writes nothing.
+/// bbr3 registered by another user of bbrkit's own programs (a link this
+/// test holds, as a running lab does): `enable` pins that link instead of
+/// failing (issue 21.3), the registration outlives its first holder, and
+/// `rollback` unpins it: the name goes when the last holder lets go.
 #[test]
 #[ignore = "needs root"]
-fn foreign_registration_is_named_and_never_taken_over() {
+fn a_labs_registration_is_pinned_by_enable_and_released_by_rollback() {
     let dir = fixture();
     let root = root_of(&dir);
     let original = snapshot(dir.path());
     in_sandbox(move || {
-        let reg =
+        sysctl_set(CC, "reno");
+        let lab =
             bbrkit_bpf::bbr3::register(Some(&["bbr3"])).expect("register bbr3 through a link");
         assert!(registered());
         let d = json(&bbrkit(&["--json", "doctor", "--root", &root]));
-        let f = d["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["id"] == "bpf_foreign")
-            .cloned();
         assert!(
-            f.as_ref()
-                .is_some_and(|f| f["evidence"].to_string().contains("held by a process")),
-            "{d}"
+            !d["findings"].to_string().contains("bpf_foreign"),
+            "a lab's registration is bbrkit's own: {d}"
         );
         let out = bbrkit(&["enable", "--cc", "bbr3", "--root", &root]);
-        assert_eq!(code(&out), 2, "{}", text(&out));
-        assert!(text(&out).contains("does not take over"), "{}", text(&out));
-        assert!(!Path::new(PIN).exists());
-        drop(reg);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert!(
+            stdout(&out).contains("bpf: pinned the running lab's registration of bbr3"),
+            "{}",
+            text(&out)
+        );
+        assert!(Path::new(PIN).exists());
+        drop(lab);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(registered(), "the pin keeps the lab's registration");
+        assert_eq!(sysctl_get(CC), "bbr3");
+        let v = bbrkit(&["verify", "--root", &root]);
+        assert!(has_line(&v, "ok   bpf.bbr3=bbrkit"), "{}", stdout(&v));
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert!(!registered() && !Path::new(PIN).exists());
+        assert_eq!(sysctl_get(CC), "reno");
     });
     assert_eq!(
         snapshot(dir.path()),
         original,
-        "a refused enable wrote something"
+        "rollback is not byte-identical"
     );
 }
 
@@ -587,4 +604,63 @@ fn no_systemd_is_refused_and_writes_nothing() {
     );
     assert!(e.contains("bbrkit boot --cc bbr3"), "{e}");
     assert_eq!(snapshot(dir.path()), original);
+}
+
+/// bbr2 (google/bbr v2alpha's logic, the same embedded object) is operated
+/// exactly like bbr3: enable registers it with a pinned link, writes its
+/// boot unit and the `-` prefixed default; verify passes; a new connection
+/// runs it; rollback unregisters it and restores every file byte for byte.
+#[test]
+#[ignore = "needs root"]
+fn bbr2_enable_verify_connect_rollback() {
+    let is_bbr2 = || available().iter().any(|c| c == "bbr2");
+    if is_bbr2() {
+        eprintln!("skipped: bbr2 is already registered on this host");
+        return;
+    }
+    let dir = fixture();
+    let root = root_of(&dir);
+    let original = snapshot(dir.path());
+    in_sandbox(move || {
+        sysctl_set(CC, "reno");
+        let out = bbrkit(&["--json", "enable", "--cc", "bbr2", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert_eq!(
+            json(&out)["bpf"]["registration"],
+            "registered",
+            "{}",
+            text(&out)
+        );
+        assert!(Path::new("/sys/fs/bpf/bbrkit/bbr2/link").exists());
+        assert_eq!(sysctl_get(CC), "bbr2");
+        let unit =
+            std::fs::read_to_string(dir_path(&root).join("etc/systemd/system/bbrkit-bbr2.service"))
+                .unwrap();
+        assert!(
+            unit.contains("\nExecStart=/usr/local/lib/bbrkit/bbrkit boot --cc bbr2\n"),
+            "{unit}"
+        );
+        let v = bbrkit(&["verify", "--root", &root]);
+        assert_eq!(code(&v), 0, "{}", text(&v));
+        assert!(has_line(&v, "ok   bpf.bbr2=bbrkit"), "{}", stdout(&v));
+        let conn = connect();
+        assert_eq!(cc_of(conn.client.as_raw_fd()), "bbr2");
+        drop(conn);
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert_eq!(sysctl_get(CC), "reno");
+        assert!(!Path::new("/sys/fs/bpf/bbrkit/bbr2").exists());
+    });
+    for _ in 0..100 {
+        if !is_bbr2() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!is_bbr2(), "bbr2 still registered after rollback");
+    assert_eq!(
+        snapshot(dir.path()),
+        original,
+        "rollback is not byte-identical"
+    );
 }

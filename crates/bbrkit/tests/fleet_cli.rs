@@ -1,7 +1,8 @@
-//! `bbrkit completions` and the hidden `bbrkit manpages` (what the Debian
-//! package ships, docs/fleet.md): one page per visible command, named as
-//! man-db looks them up, none for the hidden command; completion scripts
-//! that name every command; bad input is a one-line error with exit 2.
+//! `bbrkit completions` and `bbrkit manpages` (what the Debian package
+//! ships, docs/fleet.md): one page per visible command, named as man-db
+//! looks them up, each with EXIT STATUS, EXAMPLES and FILES; completion
+//! scripts that name every command; bad input (`--json` on a completion
+//! script included) is a one-line error with exit 2.
 
 use std::process::{Command, Output};
 
@@ -40,8 +41,8 @@ fn manpages_writes_one_page_per_visible_command() {
     want.sort();
     assert!(want.contains(&"bbrkit-enable.1".to_string()), "{want:?}");
     assert!(
-        !commands().contains(&"manpages".to_string()),
-        "manpages is hidden"
+        commands().contains(&"manpages".to_string()),
+        "manpages is a documented command (issue 21 item 12)"
     );
     assert_eq!(pages, want);
     let enable = std::fs::read_to_string(dir.path().join("bbrkit-enable.1")).unwrap();
@@ -51,6 +52,25 @@ fn manpages_writes_one_page_per_visible_command() {
     );
     assert!(enable.contains(".TH bbrkit-enable 1"), "{enable}");
     assert!(enable.contains("dry\\-run"), "{enable}");
+    // Issue 21 item 12: the sections clap does not write, on every page.
+    for p in &pages {
+        let page = std::fs::read_to_string(dir.path().join(p)).unwrap();
+        for section in [".SH \"EXIT STATUS\"", ".SH EXAMPLES"] {
+            assert!(page.contains(section), "{p} lacks {section}");
+        }
+    }
+    assert!(enable.contains(".SH FILES"), "{enable}");
+    assert!(enable.contains("99\\-zz\\-bbrkit.conf"), "{enable}");
+    let verify = std::fs::read_to_string(dir.path().join("bbrkit-verify.1")).unwrap();
+    assert!(
+        verify.contains("a check failed"),
+        "verify's exit 1: {verify}"
+    );
+    let conns = std::fs::read_to_string(dir.path().join("bbrkit-conns.1")).unwrap();
+    assert!(
+        !conns.contains("found a problem"),
+        "conns never exits 1: {conns}"
+    );
     // Deterministic: the same pages twice (no dates).
     let again = tempfile::tempdir().unwrap();
     assert!(
@@ -76,10 +96,6 @@ fn completions_name_every_command() {
         for c in commands() {
             assert!(script.contains(&c), "{shell} script lacks {c}");
         }
-        assert!(
-            !script.contains("manpages"),
-            "{shell} offers the hidden command"
-        );
     }
 }
 
@@ -88,6 +104,8 @@ fn bad_input_is_a_one_line_error() {
     for args in [
         &["completions", "tcsh"][..],
         &["manpages", "/nonexistent/dir"][..],
+        // Issue 21 item 12: it printed bash.
+        &["completions", "bash", "--json"][..],
     ] {
         let out = bbrkit(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

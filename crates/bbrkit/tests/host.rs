@@ -17,7 +17,9 @@ use std::process::Command;
 
 // The directories of a sandbox are not compared: only files and symlinks.
 use common::snapshot_files as snapshot;
-use common::{BIN, CC, bbrkit, code, is_root, json, run, stderr, stdout, sysctl_get, sysctl_set};
+use common::{
+    BIN, CC, bbrkit, code, is_root, json, run, stderr, stdout, sysctl_get, sysctl_set, text,
+};
 use netns::{in_new_netns as in_netns, lo_up};
 
 const NS_TUNING: &[&str] = &[
@@ -67,7 +69,18 @@ fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
         assert_eq!(j["changed"], true);
         assert_eq!(sysctl_get(CC), "bbr");
         assert_eq!(sysctl_get("net.ipv4.tcp_notsent_lowat"), "131072");
-        assert_eq!(sysctl_get("net.ipv4.tcp_rmem"), "4096 87380 33554432");
+        // Raised, never lowered: each field at least bbrkit's and what was there.
+        let rmem = sysctl_get("net.ipv4.tcp_rmem");
+        for ((now, ours), before) in fields(&rmem)
+            .zip(fields("4096 87380 33554432"))
+            .zip(fields(&tuning_before[0]))
+        {
+            assert!(
+                now >= ours && now >= before,
+                "{rmem} (was {})",
+                tuning_before[0]
+            );
+        }
         let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf"))
             .unwrap();
         assert!(
@@ -157,6 +170,11 @@ fn enable_verify_enable_again_rollback_restores_files_and_runtime() {
 
 fn dir_path(root: &str) -> PathBuf {
     PathBuf::from(root)
+}
+
+/// The whitespace-separated numbers of a sysctl value.
+fn fields(v: &str) -> impl Iterator<Item = u64> + '_ {
+    v.split_whitespace().map(|f| f.parse().unwrap())
 }
 
 #[test]
@@ -522,7 +540,8 @@ fn dry_run_reports_internal_pacing_honestly_and_writes_nothing() {
         "{content}"
     );
     let release = sysctl_get("kernel.osrelease");
-    let config = bbrkit_host::kernel::KernelConfig::load(&bbrkit_host::Root::system(), &release);
+    let host = bbrkit_host::LinuxHost::new(bbrkit_host::Root::system());
+    let config = bbrkit_host::kernel::KernelConfig::load(&host, &release);
     if config.source.is_some() && config.get("CONFIG_NET_SCH_FQ").is_none() {
         assert!(
             j["notes"]
@@ -819,4 +838,205 @@ fn os_errors_are_named_once() {
             "the OS error once: {err}"
         );
     }
+}
+
+// ---- issue 21: never lose the operator's work, say nothing misleading ----
+
+/// 21.1: an operator's edit of bbrkit's own file survives a repeat
+/// `enable --tune` (refused, exit 1) and `rollback` (kept, exit 1, image
+/// kept), each saying so in one line with the way forward; once the
+/// operator has moved the line, rollback finishes byte for byte.
+#[test]
+#[ignore = "needs root"]
+fn an_operators_edit_of_bbrkits_file_is_kept_by_enable_and_rollback() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let original = snapshot(dir.path());
+    in_netns(move || {
+        sysctl_set(CC, "reno");
+        assert_eq!(code(&bbrkit(&["enable", "--root", &root])), 0);
+        let file = dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf");
+        let edited = std::fs::read_to_string(&file).unwrap() + "net.ipv4.tcp_ecn = 1\n";
+        std::fs::write(&file, &edited).unwrap();
+
+        let out = bbrkit(&["enable", "--tune", "--root", &root]);
+        assert_eq!(code(&out), 1, "{}", text(&out));
+        let blocked: Vec<String> = stdout(&out)
+            .lines()
+            .filter(|l| l.starts_with("blocked:"))
+            .map(String::from)
+            .collect();
+        assert_eq!(blocked.len(), 1, "{}", stdout(&out));
+        assert!(
+            blocked[0].contains(
+                "99-zz-bbrkit.conf was edited since bbrkit wrote it (+net.ipv4.tcp_ecn = 1)"
+            ) && blocked[0].contains("move your lines to a file of your own"),
+            "{}",
+            blocked[0]
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 1, "{}", text(&out));
+        let t = stdout(&out);
+        assert!(
+            t.contains(
+                "99-zz-bbrkit.conf: kept (edited since bbrkit wrote it (+net.ipv4.tcp_ecn = 1)"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("incomplete: before-image kept"), "{t}");
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            edited,
+            "rollback lost the edit"
+        );
+        assert_eq!(sysctl_get(CC), "reno", "the runtime is still restored");
+
+        std::fs::remove_file(&file).unwrap();
+        let out = bbrkit(&["rollback", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+    });
+    assert_eq!(snapshot(dir.path()), original);
+}
+
+/// 21.5: `--tune` over larger existing values keeps them and says so.
+#[test]
+#[ignore = "needs root"]
+fn tune_over_larger_values_keeps_them() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    in_netns(move || {
+        sysctl_set(CC, "reno");
+        sysctl_set("net.ipv4.tcp_rmem", "8192 262144 67108864");
+        sysctl_set("net.ipv4.tcp_notsent_lowat", "16384");
+        let out = bbrkit(&["enable", "--tune", "--root", &root]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        let t = stdout(&out);
+        assert!(
+            t.contains("net.ipv4.tcp_rmem = 8192 262144 67108864  [kept] found 8192 262144 67108864: kept, never lowered"),
+            "{t}"
+        );
+        assert!(
+            t.contains("net.ipv4.tcp_notsent_lowat = 16384  [kept] found 16384"),
+            "{t}"
+        );
+        assert!(
+            t.contains("net.ipv4.tcp_wmem = 4096 65536 33554432  [raised] found "),
+            "{t}"
+        );
+        assert_eq!(sysctl_get("net.ipv4.tcp_rmem"), "8192 262144 67108864");
+        assert_eq!(sysctl_get("net.ipv4.tcp_notsent_lowat"), "16384");
+        let file = std::fs::read_to_string(dir_path(&root).join("etc/sysctl.d/99-zz-bbrkit.conf"))
+            .unwrap();
+        assert!(
+            file.contains("\nnet.ipv4.tcp_rmem = 8192 262144 67108864\n"),
+            "{file}"
+        );
+        assert_eq!(code(&bbrkit(&["rollback", "--root", &root])), 0);
+    });
+}
+
+/// 21.7: an unknown algorithm is a usage error (exit 2, one line naming
+/// what is available), not a FAIL line.
+#[test]
+fn verify_of_an_unknown_algorithm_is_a_usage_error() {
+    let dir = fixture("# stock\n");
+    let out = bbrkit(&["verify", "--cc", "bogus", "--root", &root_str(&dir)]);
+    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("bbrkit: unknown congestion control \"bogus\": this kernel offers "),
+        "{err}"
+    );
+    assert!(err.contains("reno"), "{err}");
+}
+
+/// 21.12: wording that read like failures or named the wrong thing.
+#[test]
+fn misleading_wording_is_gone() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let out = bbrkit(&["boot", "--cc", "bbr", "--root", &root]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(!err.contains("this kernel offers bbr3"), "{err}");
+    assert!(
+        err.contains("`bbrkit boot` only registers bbrkit's BPF congestion controls (bbr3 bbr2)"),
+        "{err}"
+    );
+    let check = stdout(&bbrkit(&["check", "--root", &root]));
+    assert!(!check.contains("needs      lockdown"), "{check}");
+    assert!(
+        check.lines().any(|l| l.starts_with("bbr3 lockdown   ")),
+        "{check}"
+    );
+    let out = bbrkit(&[
+        "enable",
+        "--dry-run",
+        "--qdisc",
+        "fq_codel",
+        "--root",
+        &root,
+    ]);
+    assert!(
+        !stdout(&out).contains("fq_codel for qdiscs created from now on (fq gives"),
+        "{}",
+        stdout(&out)
+    );
+    let out = bbrkit(&["enable", "--dry-run", "--root", &root]);
+    assert!(stdout(&out).contains("would apply"), "{}", stdout(&out));
+}
+
+/// 21.11: doctor notices the named namespaces a killed lab left and says
+/// `bbrkit lab --cleanup` removes them. The leftover is made in a private
+/// mount namespace with its own /run/netns, so the host never sees it.
+#[test]
+#[ignore = "needs root"]
+fn doctor_names_namespaces_a_killed_lab_left() {
+    let dir = fixture("# stock\n");
+    let root = root_str(&dir);
+    let out = std::thread::spawn(move || {
+        nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS).unwrap();
+        bbrkit_lab::netns::make_mounts_private().unwrap();
+        use nix::mount::{MsFlags, mount};
+        std::fs::create_dir_all("/run/netns").unwrap();
+        mount(
+            Some("tmpfs"),
+            "/run/netns",
+            Some("tmpfs"),
+            MsFlags::empty(),
+            None::<&str>,
+        )
+        .unwrap();
+        // A pid that is not running: above the kernel's pid_max.
+        let name = "/run/netns/bbrk4194999-client";
+        std::fs::write(name, "").unwrap();
+        bbrkit(&["--json", "doctor", "--root", &root])
+    })
+    .join()
+    .unwrap();
+    let j = json(&out);
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "lab_leftovers")
+        .unwrap_or_else(|| panic!("{j}"))
+        .clone();
+    assert_eq!(f["level"], "warning", "{f}");
+    assert!(
+        f["evidence"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("/run/netns/bbrk4194999-client: its lab (pid 4194999)"),
+        "{f}"
+    );
+    assert!(
+        f["fix"].as_str().unwrap().contains("bbrkit lab --cleanup"),
+        "{f}"
+    );
+    assert_eq!(code(&out), 1);
 }

@@ -21,29 +21,46 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Inodes of the named namespaces of lab `pid` (a bind mount of an nsfs
-/// file has the namespace's inode).
-fn ns_inodes_of(pid: u32) -> Vec<u64> {
-    use std::os::unix::fs::MetadataExt;
-    names_of(pid)
-        .iter()
-        .filter_map(|n| std::fs::metadata(format!("/run/netns/{n}")).ok())
-        .map(|m| m.ino())
-        .collect()
+/// What one lab process built, as the test saw it: the inodes of its named
+/// namespaces (a bind mount of an nsfs file has the namespace's inode) and
+/// the ids of the eBPF programs it held. Leak checks look at exactly these,
+/// so the tests hold while bbrkit runs elsewhere on the host.
+#[derive(Debug, Default)]
+struct Seen {
+    inodes: Vec<u64>,
+    programs: Vec<u32>,
+}
+
+impl Seen {
+    /// Adds what lab `pid` holds now.
+    fn note(&mut self, pid: u32) {
+        for n in names_of(pid) {
+            if let Ok(ino) = bbrkit_diag::netns::inode_of(format!("/run/netns/{n}").as_ref())
+                && !self.inodes.contains(&ino)
+            {
+                self.inodes.push(ino);
+            }
+        }
+        // The process may be exiting: its fdinfo is then gone.
+        for id in bbrkit_lab::emulator::bpf::programs_held_by(pid).unwrap_or_default() {
+            if !self.programs.contains(&id) {
+                self.programs.push(id);
+            }
+        }
+    }
+
+    /// What lab `pid` holds now.
+    fn of(pid: u32) -> Seen {
+        let mut seen = Seen::default();
+        seen.note(pid);
+        seen
+    }
 }
 
 /// Every network namespace that a task, an open file or a mount refers to.
 fn live_namespaces() -> std::collections::BTreeSet<u64> {
     let mut out = std::collections::BTreeSet::new();
-    let mut note = |link: &str| {
-        if let Some(ino) = link
-            .strip_prefix("net:[")
-            .and_then(|r| r.strip_suffix(']'))
-            .and_then(|i| i.parse().ok())
-        {
-            out.insert(ino);
-        }
-    };
+    let mut note = |link: &str| out.extend(bbrkit_diag::netns::parse_link(link));
     for p in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         if !p
             .file_name()
@@ -83,37 +100,62 @@ fn live_namespaces() -> std::collections::BTreeSet<u64> {
     out
 }
 
-/// Asserts that none of `inodes` (namespaces of a lab that has exited)
-/// still exists anywhere.
-/// The lab's namespaces are gone, and so are its eBPF programs (the split
-/// emulator's `bbrkit_*`, unloaded when their descriptors close).
-fn assert_namespaces_gone(inodes: &[u64]) {
-    assert_gone(inodes, true)
-}
-
-/// As [`assert_namespaces_gone`]; `programs` also waits for the eBPF
-/// programs (not while another lab is running).
-fn assert_gone(inodes: &[u64], programs: bool) {
-    // The kernel frees a namespace (and a program) shortly after its last
-    // reference.
+/// Asserts that what a lab that has exited built is gone: none of its
+/// namespaces exists anywhere and none of its eBPF programs is loaded. The
+/// kernel frees a namespace (and a program) shortly after its last
+/// reference.
+fn assert_gone(seen: &Seen) {
     let until = Instant::now() + Duration::from_secs(5);
     loop {
         let live = live_namespaces();
-        let left: Vec<_> = inodes.iter().filter(|i| live.contains(i)).collect();
-        let progs: Vec<String> = bbrkit_lab::emulator::bpf::loaded_program_names()
-            .expect("list eBPF programs")
-            .into_iter()
-            .filter(|n| programs && n.starts_with("bbrkit_"))
+        let left: Vec<_> = seen.inodes.iter().filter(|i| live.contains(i)).collect();
+        let progs: Vec<_> = seen
+            .programs
+            .iter()
+            .filter(|&&id| {
+                bbrkit_lab::emulator::bpf::program_loaded(id).expect("look up a program")
+            })
             .collect();
         if left.is_empty() && progs.is_empty() {
             return;
         }
         assert!(
             Instant::now() < until,
-            "namespaces still alive: {left:?}, eBPF programs loaded: {progs:?}"
+            "namespaces still alive: {left:?}, eBPF programs still loaded: {progs:?} (of {seen:?})"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Waits for `child` to exit, noting what it holds until then (a lab that
+/// was signalled during set-up may still build something before it
+/// notices); its stdout and stderr, when piped, are read meanwhile.
+fn wait_noting(mut child: std::process::Child, seen: &mut Seen) -> std::process::Output {
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        seen.note(child.id());
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("read stdout"),
+        stderr: stderr.join().expect("read stderr"),
+    }
+}
+
+/// Reads `pipe` to its end on a thread.
+fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut p) = pipe {
+            p.read_to_end(&mut bytes).expect("read a pipe");
+        }
+        bytes
+    })
 }
 
 fn names_of(pid: u32) -> Vec<String> {
@@ -201,16 +243,17 @@ fn signal_leaves_nothing_with(sig: i32, code: i32, extra: &[&std::ffi::OsStr]) {
     let links = host_links();
     let child = start_named_lab_with(extra);
     let pid = child.id();
-    let inodes = ns_inodes_of(pid);
-    assert_eq!(inodes.len(), 3);
+    let mut seen = Seen::of(pid);
+    assert_eq!(seen.inodes.len(), 3);
+    assert!(!seen.programs.is_empty(), "the split emulator's programs");
     // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(pid as i32, sig) };
-    let out = child.wait_with_output().expect("wait");
+    let out = wait_noting(child, &mut seen);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
     assert!(stderr.contains("interrupted"), "stderr: {stderr}");
     assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
-    assert_namespaces_gone(&inodes);
+    assert_gone(&seen);
     assert_eq!(host_links(), links);
 }
 
@@ -224,17 +267,17 @@ fn sigint_mid_workload_leaves_nothing() {
     let links = host_links();
     let child = start_named_lab_with(&extra);
     let pid = child.id();
-    let inodes = ns_inodes_of(pid);
+    let mut seen = Seen::of(pid);
     let cgroup = format!("/sys/fs/cgroup/unified/bbrkit-lab-{pid}");
     let servers = std::fs::read_to_string(format!("{cgroup}/cgroup.procs")).unwrap_or_default();
     assert!(!servers.trim().is_empty(), "a server runs in {cgroup}");
     // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().expect("wait");
+    let out = wait_noting(child, &mut seen);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
     assert!(names_of(pid).is_empty());
-    assert_namespaces_gone(&inodes);
+    assert_gone(&seen);
     assert!(!Path::new(&cgroup).exists(), "{cgroup} left behind");
     for server in servers.lines() {
         assert!(
@@ -253,19 +296,22 @@ fn second_sigint_exits_at_once_leaving_nothing() {
     let _g = serial();
     let child = start_named_lab();
     let pid = child.id();
-    let inodes = ns_inodes_of(pid);
+    let mut seen = Seen::of(pid);
+    // Two SIGINTs sent back to back may reach the process as one (a
+    // standard signal pending twice is delivered once): the second is
+    // sent once the first has had time to start the teardown.
     // SAFETY: kill(2) of our own child.
-    unsafe {
-        libc::kill(pid as i32, libc::SIGINT);
-        libc::kill(pid as i32, libc::SIGINT);
-    }
-    let out = child.wait_with_output().expect("wait");
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(20));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = wait_noting(child, &mut seen);
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     // Issue 21 item 12: it says what happened (it used to exit silently).
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("second signal (2)"), "{stderr}");
     assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
-    assert_namespaces_gone(&inodes);
+    assert_gone(&seen);
 }
 
 /// SIGINT or SIGTERM at random moments from start-up through setup into the
@@ -297,21 +343,19 @@ fn signals_at_random_moments_leave_nothing() {
             .expect("spawn bbrkit");
         let pid = child.id();
         let start = Instant::now();
-        let mut inodes = Vec::new();
+        let mut seen = Seen::default();
         while start.elapsed() < delay {
-            let now = ns_inodes_of(pid);
-            if now.len() > inodes.len() {
-                inodes = now;
-            }
+            seen.note(pid);
             std::thread::sleep(Duration::from_millis(5));
         }
         // SAFETY: kill(2) of our own child.
         unsafe { libc::kill(pid as i32, sig) };
-        let out = child.wait_with_output().expect("wait");
+        let out = wait_noting(child, &mut seen);
         let stderr = String::from_utf8_lossy(&out.stderr);
         println!(
-            "signal {sig} after {delay:?} ({} namespaces seen): {:?} {stderr}",
-            inodes.len(),
+            "signal {sig} after {delay:?} ({} namespaces, {} eBPF programs seen): {:?} {stderr}",
+            seen.inodes.len(),
+            seen.programs.len(),
             out.status
         );
         // Before the lab blocks the signal, its default action ends the
@@ -323,7 +367,7 @@ fn signals_at_random_moments_leave_nothing() {
             out.status
         );
         assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
-        assert_namespaces_gone(&inodes);
+        assert_gone(&seen);
     }
     assert_eq!(host_links(), links);
 }
@@ -381,7 +425,7 @@ fn cleanup_removes_what_sigkill_left() {
     let _g = serial();
     let mut child = start_named_lab();
     let pid = child.id();
-    let inodes = ns_inodes_of(pid);
+    let seen = Seen::of(pid);
     child.kill().expect("SIGKILL");
     child.wait().expect("wait");
     assert_eq!(
@@ -408,8 +452,8 @@ fn cleanup_removes_what_sigkill_left() {
         assert!(removed.contains(&path), "{path} in {removed:?}");
     }
     assert!(names_of(pid).is_empty());
-    // (The running lab's programs are still loaded: check them at the end.)
-    assert_gone(&inodes, false);
+    assert_gone(&seen);
+    let running_seen = Seen::of(running.id());
     assert_eq!(
         names_of(running.id()).len(),
         3,
@@ -425,7 +469,7 @@ fn cleanup_removes_what_sigkill_left() {
     let rid = running.id();
     assert_eq!(running.wait_with_output().unwrap().status.code(), Some(130));
     assert!(names_of(rid).is_empty());
-    assert_gone(&inodes, true);
+    assert_gone(&running_seen);
 }
 
 #[test]
@@ -604,9 +648,9 @@ fn bad_units_are_usage_errors() {
     assert!(Path::new(env!("CARGO_BIN_EXE_bbrkit")).exists());
 }
 
-/// Runs `bbrkit lab --json --netns-names ARGS` to the end, recording its
-/// namespaces while they exist; returns the output, the report and the
-/// namespaces' inodes (gone by the time this returns, or it panics).
+/// Runs `bbrkit lab --json --netns-names ARGS` to the end, noting its
+/// namespaces and eBPF programs while they exist; returns the output and
+/// the report (what it built is gone by then, or it panics).
 fn run_named_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
     let child = bbrkit()
         .args(["lab", "--json", "--netns-names"])
@@ -616,14 +660,14 @@ fn run_named_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
         .spawn()
         .expect("spawn bbrkit");
     let pid = child.id();
-    let mut inodes = Vec::new();
+    let mut seen = Seen::default();
     let until = Instant::now() + Duration::from_secs(20);
-    while inodes.len() < 3 && Instant::now() < until {
-        inodes = ns_inodes_of(pid);
+    while seen.inodes.len() < 3 && Instant::now() < until {
+        seen.note(pid);
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(inodes.len(), 3, "the lab's namespaces never appeared");
-    let out = child.wait_with_output().expect("wait");
+    assert_eq!(seen.inodes.len(), 3, "the lab's namespaces never appeared");
+    let out = wait_noting(child, &mut seen);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     // `--netns-names` says where the namespaces are.
@@ -634,18 +678,22 @@ fn run_named_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
     // Off a terminal, one progress line per run.
     assert!(stderr.contains("bbrkit lab: [1/"), "{stderr}");
     assert!(names_of(pid).is_empty(), "names left: {:?}", names_of(pid));
-    assert_namespaces_gone(&inodes);
+    assert_gone(&seen);
     let cgroup = format!("/sys/fs/cgroup/unified/bbrkit-lab-{pid}");
     assert!(!Path::new(&cgroup).exists(), "{cgroup} left behind");
     let doc = serde_json::from_slice(&out.stdout).expect("one JSON document");
     (out, doc)
 }
 
-/// Two flows of one algorithm on a rate-limited path share it fairly.
+/// Two flows of one algorithm on a rate-limited path share it fairly. The
+/// same run also writes `--plot` and `--timeseries` (no extra lab run), and
+/// its `--json` has the keys of `bbrkit sim --compete --json`.
 #[test]
 #[ignore = "needs root"]
 fn compete_of_identical_algorithms_shares_fairly() {
     let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("c.csv"), dir.path().join("c.svg"));
     let (_, doc) = run_named_json(&[
         "--compete",
         "--cc",
@@ -660,6 +708,10 @@ fn compete_of_identical_algorithms_shares_fairly() {
         "10s",
         "--seed",
         "3",
+        "--timeseries",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
     ]);
     assert_eq!(doc["mode"], "compete");
     let run = &doc["runs"][0];
@@ -673,6 +725,168 @@ fn compete_of_identical_algorithms_shares_fairly() {
     assert!(util > 0.7 && util <= 1.0, "{util}");
     assert!(run["link"]["queue_delay_ms"]["p50"].as_f64().unwrap() >= 0.0);
     assert_eq!(flows[0]["sender_tcp_congestion"], "cubic");
+    // TCP_INFO every 100 ms of both flows for 10 s; one panel of shares.
+    let rows = assert_csv(&csv, SAMPLE_HEADER);
+    assert!(rows >= 2 * 50, "{rows} samples of two 10 s flows");
+    assert_svg(&svg);
+    same_shape_as_sim_compete(&doc);
+}
+
+/// The header of `--timeseries` of bulk and competing flows.
+const SAMPLE_HEADER: &str = "condition,cc,run,flow,t_s,bytes_acked,goodput_bits_per_second,retransmits,snd_cwnd,rtt_us,min_rtt_us,pacing_rate_bits_per_second,delivery_rate_bits_per_second";
+
+/// Asserts that `path` is a CSV file with `header` and at least one row,
+/// every row with the header's number of fields; returns the row count.
+fn assert_csv(path: &Path, header: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(header), "{}", path.display());
+    let fields = |line: &str| {
+        // Commas outside double quotes (the condition label is quoted).
+        let mut quoted = false;
+        1 + line
+            .chars()
+            .filter(|&c| {
+                quoted ^= c == '"';
+                c == ',' && !quoted
+            })
+            .count()
+    };
+    let want = fields(header);
+    let mut rows = 0;
+    for line in lines {
+        assert_eq!(fields(line), want, "{}: {line}", path.display());
+        rows += 1;
+    }
+    assert!(rows > 0, "{}: no rows", path.display());
+    rows
+}
+
+/// Asserts that `path` is a well-formed SVG document: one `<svg>` root
+/// element, every tag closed in order, nothing after the root.
+fn assert_svg(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut roots = 0;
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('<') {
+        let close = rest[open..].find('>').expect("an unclosed tag") + open;
+        let tag = &rest[open + 1..close];
+        rest = &rest[close + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), Some(name.trim()), "{}", path.display());
+            continue;
+        }
+        let name = tag
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
+        if stack.is_empty() {
+            roots += 1;
+            assert_eq!(name, "svg", "{}: root element", path.display());
+        }
+        if !tag.ends_with('/') {
+            stack.push(name);
+        }
+    }
+    assert!(stack.is_empty(), "{}: unclosed {stack:?}", path.display());
+    assert_eq!(roots, 1, "{}", path.display());
+    assert!(
+        rest.trim().is_empty(),
+        "{}: text after the root",
+        path.display()
+    );
+}
+
+/// The keys `bbrkit lab --compete --json` shares with `bbrkit sim --compete
+/// --json` (docs/lab.md), as JSON pointers; `*` stands for every element.
+const SHARED_COMPETE_KEYS: &[&str] = &[
+    "/mode",
+    "/path/bits_per_second",
+    "/path/rtt_ms",
+    "/path/buffer_bytes",
+    "/path/duration_s",
+    "/path/seed",
+    "/runs/*/loss",
+    "/runs/*/duration_s",
+    "/runs/*/jain_index",
+    "/runs/*/link/bits_per_second",
+    "/runs/*/link/buffer_bytes",
+    "/runs/*/link/utilization",
+    "/runs/*/link/queue_delay_ms/p50",
+    "/runs/*/link/queue_delay_ms/p95",
+    "/runs/*/link/queue_delay_ms/p99",
+    "/runs/*/flows/*/flow",
+    "/runs/*/flows/*/cc",
+    "/runs/*/flows/*/start_s",
+    "/runs/*/flows/*/bytes_delivered",
+    "/runs/*/flows/*/bits_per_second",
+    "/runs/*/flows/*/share",
+    "/runs/*/flows/*/retransmits",
+    "/runs/*/flows/*/rtt_ms/p50",
+    "/runs/*/flows/*/rtt_ms/p95",
+    "/runs/*/flows/*/rtt_ms/p99",
+];
+
+/// The JSON type of every value `pointer` (with `*` for every array
+/// element) reaches in `doc`; empty when it reaches none.
+fn kinds_at(doc: &serde_json::Value, pointer: &str) -> Vec<&'static str> {
+    let mut here = vec![doc];
+    for part in pointer.split('/').skip(1) {
+        here = here
+            .into_iter()
+            .flat_map(|v| match (part, v) {
+                ("*", serde_json::Value::Array(a)) => a.iter().collect(),
+                (_, serde_json::Value::Object(o)) => o.get(part).into_iter().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+    }
+    here.into_iter()
+        .map(|v| match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "bool",
+            serde_json::Value::Number(_) => "number",
+            serde_json::Value::String(_) => "string",
+            serde_json::Value::Array(_) => "array",
+            serde_json::Value::Object(_) => "object",
+        })
+        .collect()
+}
+
+/// Issue 24: `lab --compete --json` has the shape of `sim --compete
+/// --json`. The simulator runs the lab's path (a cheap 2 s run).
+fn same_shape_as_sim_compete(lab: &serde_json::Value) {
+    let o = bbrkit()
+        .args(["sim", "--json", "--compete", "--cc", "cubic,cubic"])
+        .args(["--rate", "50mbit", "--rtt", "20ms", "--duration", "2s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sim: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in SHARED_COMPETE_KEYS {
+        let (l, s) = (kinds_at(lab, key), kinds_at(&sim, key));
+        assert!(
+            !l.is_empty() && !s.is_empty(),
+            "{key}: lab {l:?}, sim {s:?}"
+        );
+        let mut all = l.clone();
+        all.extend(&s);
+        assert!(
+            all.iter().all(|k| *k == all[0]),
+            "{key}: lab {l:?}, sim {s:?}"
+        );
+    }
+    assert_eq!(lab["mode"], sim["mode"]);
+    assert_eq!(
+        kinds_at(lab, "/runs/*/flows/*/flow").len(),
+        kinds_at(&sim, "/runs/*/flows/*/flow").len(),
+        "one entry per flow in both"
+    );
 }
 
 /// The p99 completion time of a class in a workload report.
@@ -687,11 +901,19 @@ fn p99(doc: &serde_json::Value, cc_index: usize, class: &str) -> (String, u64, f
 }
 
 /// `004_*`: large objects over a long lossy path complete sooner with BBR.
+/// The run also writes `--timeseries` (one row per request) and `--plot`
+/// (FCT CDFs).
 #[test]
 #[ignore = "needs root"]
 fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
     let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("w.csv"), dir.path().join("w.svg"));
     let (_, doc) = run_named_json(&[
+        "--timeseries",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
         "--workload",
         "4mb",
         "--clients",
@@ -717,10 +939,68 @@ fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
     assert!(bbr < cubic, "p99 bbr {bbr} ms vs cubic {cubic} ms");
     let results = doc["conditions"][0]["results"].as_array().unwrap();
     assert_eq!(results[1]["server_tcp_congestion"][0], "bbr");
+    let requests: u64 = results
+        .iter()
+        .map(|r| r["requests"].as_u64().unwrap())
+        .sum();
+    let rows = assert_csv(&csv, "condition,cc,run,request,bytes,fct_ms");
+    assert_eq!(rows as u64, requests, "one row per completed request");
+    assert_svg(&svg);
+}
+
+/// `--keepalive` skips the handshake: on the same path its median 10 kB
+/// completion time is about one round trip (50 ms here) below a new
+/// connection per request's.
+#[test]
+#[ignore = "needs root"]
+fn workload_keepalive_saves_one_round_trip() {
+    let _g = serial();
+    let p50 = |keepalive: bool| {
+        let mut args = vec!["--workload", "10kb", "--clients", "8", "--cc", "cubic"];
+        args.extend([
+            "--delay",
+            "50ms",
+            "--runs",
+            "1",
+            "--duration",
+            "4s",
+            "--seed",
+            "8",
+        ]);
+        if keepalive {
+            args.push("--keepalive");
+        }
+        let (_, doc) = run_named_json(&args);
+        assert_eq!(doc["workload"]["keepalive"], keepalive);
+        let class = &doc["conditions"][0]["results"][0]["classes"]["lt_100kb"];
+        assert!(class["requests"].as_u64().unwrap() > 100, "{class}");
+        let p = |q: &str| class["fct_ms"][q].as_f64().unwrap();
+        (p("p50"), p("p90"))
+    };
+    let (fresh, fresh_p90) = p50(false);
+    let (kept, kept_p90) = p50(true);
+    println!(
+        "10 kB at 50 ms: p50/p90 {fresh:.1}/{fresh_p90:.1} ms new connection per request, \
+         {kept:.1}/{kept_p90:.1} ms keep-alive; saved {:.1} ms",
+        fresh - kept
+    );
+    // Keep-alive: request + response, one 50 ms round trip at least.
+    assert!(kept >= 50.0, "keep-alive p50 {kept} ms");
+    // The handshake's round trip, give or take the scheduling delay a
+    // loaded 2-core machine adds to either median (seen: ~10-15 ms).
+    let saved = fresh - kept;
+    assert!(
+        (35.0..=70.0).contains(&saved),
+        "saved {saved:.1} ms, not about one 50 ms round trip"
+    );
 }
 
 /// `004_*`: short responses finish alike — the connection is too short for
-/// the algorithm to matter.
+/// the algorithm to matter. Sixteen clients for 8 s give about 1200
+/// requests per algorithm, so the p99 is the 12th-slowest request rather
+/// than the 4th of the 400 that 8 clients for 5 s gave: the tail of single
+/// scheduling stalls on a shared 2-core machine (107 vs 154 ms once at load
+/// average 9) no longer decides it (docs/compete-workload.md).
 #[test]
 #[ignore = "needs root"]
 fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
@@ -729,7 +1009,7 @@ fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
         "--workload",
         "10kb",
         "--clients",
-        "8",
+        "16",
         "--cc",
         "cubic,bbr",
         "--delay",
@@ -737,25 +1017,21 @@ fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
         "--runs",
         "1",
         "--duration",
-        "5s",
+        "8s",
         "--seed",
         "6",
     ]);
     let class = |i: usize| doc["conditions"][0]["results"][i]["classes"]["lt_100kb"].clone();
     let (cubic, bbr) = (class(0), class(1));
-    assert!(cubic["requests"].as_u64().unwrap() > 100, "{cubic}");
-    // The median and p90 within 20 %; the p99 of a thousand requests on a
-    // shared 2-core machine is its scheduling stalls (seen: 107 vs 154 ms
-    // at load average 9), so it only has to stay within 50 %.
-    for (q, within) in [("p50", 0.2), ("p90", 0.2), ("p99", 0.5)] {
+    println!("10 kB at 50 ms: cubic {cubic}, bbr {bbr}");
+    assert!(cubic["requests"].as_u64().unwrap() > 600, "{cubic}");
+    assert!(bbr["requests"].as_u64().unwrap() > 600, "{bbr}");
+    for q in ["p50", "p90", "p99"] {
         let (c, b) = (
             cubic["fct_ms"][q].as_f64().unwrap(),
             bbr["fct_ms"][q].as_f64().unwrap(),
         );
-        assert!(
-            (b / c - 1.0).abs() <= within,
-            "{q}: cubic {c} ms, bbr {b} ms"
-        );
+        assert!((b / c - 1.0).abs() <= 0.2, "{q}: cubic {c} ms, bbr {b} ms");
         // A new connection per request: handshake + request = 2 RTTs.
         assert!(c >= 100.0, "{q}: {c} ms is below two 50 ms round trips");
     }

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_json};
 
@@ -17,6 +17,10 @@ pub struct Args {
     /// The BPF congestion control to register (`bbr3`).
     #[arg(long, default_value = "bbr3")]
     pub cc: String,
+    /// Only re-attach the per-connection policies `enable --policy`
+    /// recorded (no registration; `--cc` also re-attaches them, after it).
+    #[arg(long, conflicts_with = "cc")]
+    pub policy: bool,
     /// Alternate filesystem root for the files read and the record written.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -25,14 +29,21 @@ pub struct Args {
 /// Runs `bbrkit boot`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
-    let r = bbrkit_host::boot::run(&root, &args.cc)?;
+    let mut host = LinuxHost::new(root.clone());
+    let r = if args.policy {
+        bbrkit_host::boot::run_policy(&mut host)?
+    } else {
+        bbrkit_host::boot::run(&mut host, &args.cc)?
+    };
     if global.json {
         print_json(&r)?;
+    } else if args.policy {
+        crate::emit(&r.steps.iter().map(|s| format!("{s}\n")).collect::<String>())?;
     } else {
         let mut text: String = r.steps.iter().map(|s| format!("{s}\n")).collect();
         text.push_str(&format!(
             "record: {}\n",
-            root.show(&bbrkit_host::boot::record_path(&root, &args.cc))
+            root.show(&bbrkit_host::unit::record_path(&root, &args.cc))
         ));
         crate::emit(&text)?;
     }

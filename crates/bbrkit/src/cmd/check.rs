@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
-use bbrkit_host::check::CheckReport;
+use bbrkit_host::bpf::FeatureId;
+use bbrkit_host::check::{BpfSupport, CheckReport};
+use bbrkit_host::kernel::Provision;
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_report};
 
@@ -19,7 +21,7 @@ pub struct Args {
 /// Runs `bbrkit check`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
-    let r = bbrkit_host::check::inspect(&root);
+    let r = bbrkit_host::check::inspect(&LinuxHost::new(root))?;
     print_report(global, &r, |r| {
         let mut out = Lines::default();
         kernel_lines(r, &mut out);
@@ -41,67 +43,54 @@ impl Lines {
 
 fn kernel_lines(r: &CheckReport, out: &mut Lines) {
     let k = &r.kernel;
-    let mut line = |label: &str, text: String| out.line(label, text);
-    line(
+    let config = k.config_source.as_deref().unwrap_or("none found");
+    out.line(
         "kernel",
         format!(
-            "{} (/proc/sys/kernel/osrelease; config: {})",
-            k.release,
-            k.config_source.as_deref().unwrap_or("none found")
+            "{} (/proc/sys/kernel/osrelease; config: {config})",
+            k.release
         ),
     );
-    line(
+    let list = |v: &[String], from: &str| format!("{} ({from})", v.join(" "));
+    out.line(
         "cc available",
-        format!(
-            "{} (net.ipv4.tcp_available_congestion_control)",
-            k.available_cc.join(" ")
-        ),
+        list(&k.available_cc, "net.ipv4.tcp_available_congestion_control"),
     );
     if !k.loadable_cc.is_empty() {
-        line(
+        out.line(
             "cc loadable",
-            format!(
-                "{} (modules on disk, autoloaded on use)",
-                k.loadable_cc.join(" ")
-            ),
+            list(&k.loadable_cc, "modules on disk, autoloaded on use"),
         );
     }
-    line(
+    out.line(
         "cc allowed",
-        format!(
-            "{} (net.ipv4.tcp_allowed_congestion_control)",
-            k.allowed_cc.join(" ")
-        ),
+        list(&k.allowed_cc, "net.ipv4.tcp_allowed_congestion_control"),
     );
-    line(
+    out.line(
         "cc current",
         format!(
             "{} (net.ipv4.tcp_congestion_control, this network namespace)",
             k.current_cc.as_deref().unwrap_or("(absent)")
         ),
     );
-    line(
+    out.line(
         "bbr",
         format!("{} ({})", k.bbr.provision.word(), k.bbr.evidence.join("; ")),
     );
-    let which = match k.bbr_version.as_str() {
-        "1" => ": the built-in bbr is BBRv1 (mainline)",
-        "3" => ": the built-in bbr is BBRv3 (a patched kernel such as XanMod), not v1",
-        _ => "",
-    };
-    line(
+    let which = k.bbr_version_meaning();
+    out.line(
         "bbr version",
         format!("{}{which} ({})", k.bbr_version, k.bbr_version_evidence),
     );
-    bpf_lines(&r.bpf, &mut line);
+    bpf_lines(&r.bpf, out);
     for q in &k.qdiscs {
         let mut text = format!("{} ({})", q.provision.word(), q.evidence.join("; "));
-        if q.name == "fq" && q.provision == bbrkit_host::kernel::Provision::Absent {
+        if q.name == "fq" && q.provision == Provision::Absent {
             text.push_str("; BBR uses internal pacing (Linux >= 4.13)");
         }
-        line(&format!("qdisc {}", q.name), text);
+        out.line(&format!("qdisc {}", q.name), text);
     }
-    line(
+    out.line(
         "default qdisc",
         match &k.default_qdisc {
             Some(d) => format!("{d} (net.core.default_qdisc)"),
@@ -112,106 +101,91 @@ fn kernel_lines(r: &CheckReport, out: &mut Lines) {
 
 fn environment_lines(r: &CheckReport, out: &mut Lines) {
     let e = &r.environment;
-    let mut line = |label: &str, text: String| out.line(label, text);
     for i in &r.interfaces {
-        line(
+        out.line(
             &format!("iface {}", i.name),
             format!(
-                "root {} [{:?}, {} tx queue(s), {}] (rtnetlink)",
+                "root {} [{}, {} tx queue(s), {}] (rtnetlink)",
                 i.describe(),
-                i.class,
+                i.class.word(),
                 i.tx_queues,
                 if i.up { "up" } else { "down" }
-            )
-            .replace("KernelDefault", "kernel default")
-            .replace("NoQueue", "no queue")
-            .replace("Multiqueue", "multiqueue")
-            .replace("Deliberate", "deliberate")
-            .replace("Inactive", "inactive"),
+            ),
         );
     }
     if let Some(err) = &r.interfaces_error {
-        line("interfaces", format!("unreadable: {err}"));
+        out.line("interfaces", format!("unreadable: {err}"));
     }
-    line(
+    let evidence = e.container_evidence.join("; ");
+    out.line(
         "container",
         match &e.container {
-            Some(c) => format!("{c} ({})", e.container_evidence.join("; ")),
-            None if e.container_evidence.is_empty() => "none detected".into(),
-            None => format!("none detected ({})", e.container_evidence.join("; ")),
+            Some(c) => format!("{c} ({evidence})"),
+            None if evidence.is_empty() => "none detected".into(),
+            None => format!("none detected ({evidence})"),
         },
     );
     if let Some(v) = &e.virtualization {
-        line("virtualization", v.clone());
+        out.line("virtualization", v.clone());
     }
-    line(
-        "netns",
-        format!(
-            "{} ({})",
-            match e.initial_netns {
-                Some(true) => "initial",
-                Some(false) =>
-                    "non-initial (container): default qdisc and modules belong to the host",
-                None => "unknown",
-            },
-            e.netns_evidence
-        ),
-    );
-    line(
+    let netns = match e.initial_netns {
+        Some(true) => "initial",
+        Some(false) => "non-initial (container): default qdisc and modules belong to the host",
+        None => "unknown",
+    };
+    out.line("netns", format!("{netns} ({})", e.netns_evidence));
+    let writable = if e.proc_sys_net_writable {
+        "writable"
+    } else {
+        "not writable"
+    };
+    out.line(
         "/proc/sys/net",
-        format!(
-            "{} ({})",
-            if e.proc_sys_net_writable {
-                "writable"
-            } else {
-                "not writable"
-            },
-            e.proc_sys_evidence
-        ),
+        format!("{writable} ({})", e.proc_sys_evidence),
     );
 }
 
-/// What bbrkit's BPF bbr3 needs here, one requirement per line, and
-/// whether it is registered now.
-fn bpf_lines(b: &bbrkit_host::check::BpfSupport, line: &mut dyn FnMut(&str, String)) {
-    use bbrkit_host::bpfcc::FeatureId;
-    line(
+/// What bbrkit's BPF bbr3 needs here, one requirement per line (lockdown
+/// is reported, not needed), and whether it is registered now.
+fn bpf_lines(b: &BpfSupport, out: &mut Lines) {
+    out.line(
         "bbr3 (BPF)",
         match &b.missing {
             None => "can be registered here: every requirement below is met".to_string(),
             Some(m) => format!("cannot be registered here: {m}"),
         },
     );
-    for f in &b.features.features {
-        let role = match f.id {
-            FeatureId::Bpffs => " (needed to pin)".to_string(),
-            FeatureId::Lockdown => " (informational)".to_string(),
-            _ => match f.id.since() {
-                Some(v) => format!(" (Linux >= {v})"),
-                None => String::new(),
-            },
-        };
-        line(
-            "bbr3 needs",
-            format!(
-                "{}{role}: {} ({})",
-                bbrkit_host::bpfcc::feature_label(f.id),
-                if f.present { "yes" } else { "no" },
-                f.detail
+    for f in b.features.iter().flat_map(|f| &f.features) {
+        let (label, text) = match f.id {
+            FeatureId::Lockdown => (
+                "bbr3 lockdown",
+                format!(
+                    "{} ({}; does not stop bbr3: struct_ops works in every lockdown mode)",
+                    if f.present { "active" } else { "none" },
+                    f.detail
+                ),
             ),
-        );
+            id => {
+                let role = match (id, id.since()) {
+                    (FeatureId::Bpffs, _) => " (needed to pin)".to_string(),
+                    (_, Some(v)) => format!(" (Linux >= {v})"),
+                    _ => String::new(),
+                };
+                let yes = if f.present { "yes" } else { "no" };
+                let text = format!("{}{role}: {yes} ({})", id.label(), f.detail);
+                ("bbr3 needs", text)
+            }
+        };
+        out.line(label, text);
     }
     for r in &b.registrations {
-        line(
+        let state = if r.pin_exists { "exists" } else { "absent" };
+        out.line(
             &format!("{} now", r.cc),
             if r.registered {
                 format!("registered by {}", r.holder)
             } else {
-                format!(
-                    "not registered ({} {})",
-                    r.pin,
-                    if r.pin_exists { "exists" } else { "absent" }
-                )
+                format!("not registered ({} {state})", r.pin)
             },
         );
     }

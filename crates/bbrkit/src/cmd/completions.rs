@@ -19,9 +19,14 @@ pub struct Args {
     pub shell: Shell,
 }
 
-/// Runs `bbrkit completions`: the script on stdout (`--json` does not apply:
-/// a completion script is not a document).
-pub fn run(args: Args, _global: Global) -> anyhow::Result<Outcome> {
+/// Runs `bbrkit completions`: the script on stdout. `--json` is refused (a
+/// usage error): a completion script is shell code, not a JSON document.
+pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
+    if global.json {
+        anyhow::bail!(
+            "completions: --json does not apply: a completion script is shell code, not a JSON document (run it without --json)"
+        );
+    }
     let mut cmd = visible(Cli::command());
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "bbrkit", &mut out);
@@ -29,9 +34,9 @@ pub fn run(args: Args, _global: Global) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// `cmd` without its hidden subcommands (`manpages`): clap_complete would
-/// offer them, and clap cannot remove a subcommand, so the top level is
-/// rebuilt from its arguments and visible subcommands.
+/// `cmd` without its hidden subcommands: clap_complete would offer them,
+/// and clap cannot remove a subcommand, so the top level is rebuilt from its
+/// arguments and visible subcommands.
 fn visible(cmd: clap::Command) -> clap::Command {
     let subs: Vec<clap::Command> = cmd
         .get_subcommands()

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use std::fmt::Write as _;
 
-use bbrkit_host::Root;
 use bbrkit_host::doctor::{DoctorReport, Level};
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_report};
 
@@ -21,7 +21,7 @@ pub struct Args {
 /// Runs `bbrkit doctor`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
-    let r = bbrkit_host::doctor::diagnose(&root)?;
+    let r = bbrkit_host::doctor::diagnose(&LinuxHost::new(root))?;
     print_report(global, &r, render)?;
     Ok(Outcome::from_problem(r.problem))
 }

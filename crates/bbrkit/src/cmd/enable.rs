@@ -1,12 +1,13 @@
-//! `bbrkit enable`: persist and apply BBR (+ fq where the kernel has it).
+//! `bbrkit enable`: persist and apply BBR (+ fq where the kernel has it), or
+//! (`--policy FILE`) attach a per-connection policy.
 //! Renders `bbrkit_host::enable::run`; holds no logic.
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
 use std::fmt::Write as _;
 
-use bbrkit_host::enable::{BootWinner, EnableReport, Options, QdiscChoice, RuntimeStatus};
+use bbrkit_host::enable::{EnableReport, Options, PolicyOptions, QdiscChoice};
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_report};
 
@@ -56,6 +57,14 @@ pub struct Args {
     /// Proceed even if another file overrides bbrkit's value at boot.
     #[arg(long)]
     pub force: bool,
+    /// Attach this per-connection policy (TOML `[[rule]]`s, docs/policy.md)
+    /// instead of changing the default algorithm.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cc", "qdisc", "tune", "no_apply", "force"])]
+    pub policy: Option<PathBuf>,
+    /// The cgroup v2 directory the policy governs (default: the whole
+    /// host, the cgroup2 mount's root).
+    #[arg(long, value_name = "PATH", requires = "policy")]
+    pub cgroup: Option<PathBuf>,
     /// Alternate filesystem root for every file read or written.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -65,7 +74,6 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
     let opts = Options {
-        cc: args.cc,
         qdisc: match args.qdisc {
             Qdisc::Auto => QdiscChoice::Auto,
             Qdisc::Fq => QdiscChoice::Fq,
@@ -76,27 +84,52 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         dry_run: args.dry_run,
         no_apply: args.no_apply,
         force: args.force,
+        policy: args.policy.map(|file| PolicyOptions {
+            file,
+            cgroup: args.cgroup,
+        }),
+        ..Options::new(&args.cc)
     };
-    let r = bbrkit_host::enable::run(&root, &opts)?;
+    let r = bbrkit_host::enable::run(&mut LinuxHost::new(root), &opts)?;
     print_report(global, &r, render)?;
     Ok(Outcome::from_problem(r.problem))
 }
 
+/// The human lines of `enable --policy`: the compiled rules, the plan, the
+/// outcome.
+fn render_policy(r: &EnableReport) -> String {
+    let mut out: String = r.policy_lines().iter().map(|l| format!("{l}\n")).collect();
+    for e in &r.edited {
+        let _ = writeln!(
+            out,
+            "blocked: {} was edited since bbrkit wrote it ({}); bbrkit never replaces an edited file. Nothing was changed.",
+            e.file,
+            e.summary()
+        );
+    }
+    if r.edited.is_empty() {
+        let _ = match (r.changed, r.dry_run) {
+            (true, true) => writeln!(
+                out,
+                "dry run: nothing changed; before-image would be {}",
+                r.before_image
+            ),
+            (true, false) => writeln!(out, "changed: before-image in {}", r.before_image),
+            (false, _) => writeln!(out, "nothing to change: this policy is attached already"),
+        };
+    }
+    out
+}
+
 /// The human lines: keys, notes, the file, boot winners, interfaces, outcome.
 fn render(r: &EnableReport) -> String {
+    if r.policy.is_some() {
+        return render_policy(r);
+    }
     let mut out = String::new();
     let tag = if r.dry_run { "dry run: " } else { "" };
     for k in &r.keys {
-        let status = match k.runtime {
-            RuntimeStatus::Set => "set",
-            RuntimeStatus::AlreadySet => "already",
-            RuntimeStatus::WouldSet => "would set",
-            RuntimeStatus::Skipped => "skipped",
-            RuntimeStatus::HostOnly => "host's job",
-            RuntimeStatus::NoKernelSupport => "no kernel support",
-            RuntimeStatus::NotPermitted => "EPERM",
-            RuntimeStatus::Failed => "FAILED",
-        };
+        let status = k.runtime.words();
         let _ = writeln!(out, "{tag}{} = {}  [{status}] {}", k.key, k.value, k.detail);
         let _ = writeln!(
             out,
@@ -109,15 +142,16 @@ fn render(r: &EnableReport) -> String {
             }
         );
     }
-    if let Some(b) = &r.bpf {
-        for l in bbrkit_host::enable::bpf::lines(b, r.dry_run) {
-            let _ = writeln!(out, "{l}");
-        }
+    for l in r.bpf_lines() {
+        let _ = writeln!(out, "{l}");
     }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }
     let verb = match (r.dry_run, r.file_changed, r.blocked) {
+        (_, _, true) if r.edited.iter().any(|e| e.file == r.file) => {
+            "not written (edited since bbrkit wrote it)"
+        }
         (_, _, true) => "not written (blocked)",
         (true, true, _) => "would write",
         (false, true, _) => "wrote",
@@ -129,18 +163,29 @@ fn render(r: &EnableReport) -> String {
             let _ = writeln!(out, "    | {l}");
         }
     }
-    boot_lines(r, &mut out);
+    for l in r.boot_lines() {
+        let _ = writeln!(out, "{l}");
+    }
     for i in &r.interfaces {
         let _ = writeln!(
             out,
             "iface {} ({}): {}: {}",
             i.name,
             i.before.trim(),
-            i.action.replace('_', " "),
+            i.action.words(),
             i.detail
         );
     }
-    if r.blocked {
+    if !r.edited.is_empty() {
+        for e in &r.edited {
+            let _ = writeln!(
+                out,
+                "blocked: {} was edited since bbrkit wrote it ({}); bbrkit never replaces an edited file. Nothing was changed: move your lines to a file of your own, delete this one, then run `bbrkit enable` again.",
+                e.file,
+                e.summary()
+            );
+        }
+    } else if r.blocked {
         out.push_str("blocked: another file overrides bbrkit at boot; fix it or rerun with --force. Nothing was changed.\n");
     } else if r.changed {
         let _ = writeln!(
@@ -153,36 +198,4 @@ fn render(r: &EnableReport) -> String {
         out.push_str("nothing to change: already enabled\n");
     }
     out
-}
-
-/// One line per key when both loaders agree, else one per loader.
-fn boot_lines(r: &EnableReport, out: &mut String) {
-    let mut keys: Vec<&str> = r.boot.iter().map(|b| b.key.as_str()).collect();
-    keys.sort();
-    keys.dedup();
-    for key in keys {
-        let rows: Vec<_> = r.boot.iter().filter(|b| b.key == key).collect();
-        let who = |b: &BootWinner| match (&b.file, b.line) {
-            (Some(f), Some(l)) => format!("{f}:{l} ({})", b.value.as_deref().unwrap_or("")),
-            _ => "no file".into(),
-        };
-        let same = rows.windows(2).all(|w| who(w[0]) == who(w[1]));
-        if same && rows.iter().all(|b| b.ok) {
-            let _ = writeln!(
-                out,
-                "boot: {key}: systemd-sysctl and sysctl --system apply {}",
-                who(rows[0])
-            );
-        } else {
-            for b in rows {
-                let flag = if b.ok { "" } else { "  <- overrides bbrkit" };
-                let _ = writeln!(
-                    out,
-                    "boot: {key}: {} applies {}{flag}",
-                    b.loader.name(),
-                    who(b)
-                );
-            }
-        }
-    }
 }

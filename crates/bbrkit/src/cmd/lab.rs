@@ -2,25 +2,25 @@
 //! — each algorithm alone (the seed experiment), all competing for one
 //! bottleneck (`--compete`), or a request/response workload (`--workload`).
 //!
-//! Turns flags into a `bbrkit_lab::experiment::Experiment`, opens the
-//! output files before anything is built, calls `experiment::run` once and
-//! renders the report (`lab_out`). Must never leave the lab behind:
+//! Hands the flags to `bbrkit_lab::settings::Settings`, which makes the
+//! `Experiment`; opens the output files before anything is built, calls
+//! `experiment::run` once and renders the report (`lab_out`). Must never leave the lab behind:
 //! SIGINT/SIGTERM cancel the run, the library tears it down, and the
 //! process exits 130/143.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::anyhow;
 use bbrkit_lab::emulator::EmulatorKind;
-use bbrkit_lab::experiment::{self, Experiment, Mode};
-use bbrkit_lab::plan::{HOST_CC, Plan, Sweep};
+use bbrkit_lab::experiment::{self, Experiment};
+use bbrkit_lab::settings::Settings;
 use bbrkit_lab::tester::CcOn;
 use bbrkit_lab::workload::Workload;
 use bbrkit_lab::workload::server::ServerLauncher;
 
 use crate::lab_out;
 use crate::output;
-use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit lab`. With no condition flags it runs the seed
@@ -133,47 +133,32 @@ pub enum EmulatorArg {
 
 /// Builds the experiment from the flags (no system access).
 pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
-    let algorithms = parse_list(&args.cc, |s| s.parse::<bbrkit_vocab::CcName>())?;
-    let algorithms: Vec<String> = algorithms.into_iter().map(|c| c.to_string()).collect();
-    let host = algorithms.iter().any(|a| a == HOST_CC);
-    let sweep = Sweep {
-        rates: args
-            .rate
-            .as_deref()
-            .map(|r| parse_list(r, parse_rate))
-            .transpose()?,
-        delays: args
-            .delay
-            .as_deref()
-            .map(|d| parse_list(d, parse_duration))
-            .transpose()?,
-        losses: args
-            .loss
-            .as_deref()
-            .map(|l| parse_list(l, parse_loss))
-            .transpose()?,
-        jitter: args
-            .jitter
-            .as_deref()
-            .map(parse_duration)
-            .transpose()?
-            .unwrap_or_default(),
-        buffer: Some(parse_size(&args.buffer)?),
+    let workload = |spec: &String| -> anyhow::Result<Workload> {
+        Ok(Workload {
+            objects: spec.parse().map_err(|e| anyhow!("--workload: {e}"))?,
+            clients: args.clients,
+            keepalive: args.keepalive,
+            cgroup: args.cgroup.clone(),
+            server: ServerLauncher {
+                program: std::env::current_exe()?,
+                args: vec!["lab-server".into()],
+            },
+        })
     };
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64 & 0xffff_ffff)
-            .unwrap_or(1)
-    });
-    let plan = Plan {
-        conditions: sweep.conditions()?,
-        algorithms,
+    let settings = Settings {
+        cc: &args.cc,
+        delay: args.delay.as_deref(),
+        loss: args.loss.as_deref(),
+        jitter: args.jitter.as_deref(),
+        rate: args.rate.as_deref(),
+        buffer: &args.buffer,
         runs: args.runs,
-        duration: parse_duration(&args.duration)?,
-        flows: args.parallel,
+        duration: &args.duration,
+        parallel: args.parallel,
+        compete: args.compete,
+        start: args.start.as_deref(),
+        workload: args.workload.as_ref().map(workload).transpose()?,
         cc_on: match args.cc_on {
-            _ if host => CcOn::Host,
             CcOnArg::Sender => CcOn::Sender,
             CcOnArg::Receiver => CcOn::Receiver,
         },
@@ -183,38 +168,15 @@ pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
             EmulatorArg::Split => EmulatorKind::Split,
             EmulatorArg::Userspace => EmulatorKind::Userspace,
         },
-        seed,
+        // Time passed in: the loss seed of a run without --seed.
+        seed: args
+            .seed
+            .unwrap_or_else(|| crate::clock_seed() & 0xffff_ffff),
         mtu: args.mtu,
         retries: args.retries,
-    };
-    let mode = if let Some(spec) = &args.workload {
-        Mode::Workload(Workload {
-            objects: spec
-                .parse()
-                .map_err(|e| anyhow::anyhow!("--workload: {e}"))?,
-            clients: args.clients,
-            keepalive: args.keepalive,
-            cgroup: args.cgroup.clone(),
-            server: ServerLauncher {
-                program: std::env::current_exe()?,
-                args: vec!["lab-server".into()],
-            },
-        })
-    } else if args.compete {
-        let starts = args.start.as_deref().map(|s| parse_list(s, parse_duration));
-        Mode::Compete {
-            starts: starts.transpose()?.unwrap_or_default(),
-        }
-    } else {
-        Mode::Alone
-    };
-    let exp = Experiment {
-        plan,
-        mode,
         netns_names: args.netns_names,
     };
-    experiment::check(&exp)?;
-    Ok(exp)
+    Ok(settings.experiment()?)
 }
 
 /// Runs `bbrkit lab`.
@@ -247,11 +209,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     }
     let report = result?;
     // The results first: a file that cannot be written loses nothing.
-    if global.json {
-        crate::print_json(&report)?;
-    } else {
-        crate::emit(&lab_out::table(&report))?;
-    }
-    lab_out::write_files(&report, files)?;
+    lab_out::deliver(&report, files, |r| {
+        crate::print_report(global, r, lab_out::table)
+    })?;
     Ok(Outcome::Ok)
 }

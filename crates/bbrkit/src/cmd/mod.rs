@@ -2,7 +2,6 @@
 
 pub mod advise;
 pub mod boot;
-pub mod bpf_model;
 pub mod check;
 pub mod completions;
 pub mod conns;
@@ -14,4 +13,6 @@ pub mod manpages;
 pub mod metrics;
 pub mod rollback;
 pub mod sim;
+#[cfg_attr(not(feature = "bpf"), path = "trial_none.rs")]
+pub mod trial;
 pub mod verify;

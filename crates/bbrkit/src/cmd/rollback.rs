@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use std::fmt::Write as _;
 
-use bbrkit_host::Root;
+use bbrkit_host::change::UndoMode;
 use bbrkit_host::rollback::RollbackReport;
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_report};
 
@@ -27,7 +28,11 @@ pub struct Args {
 /// Runs `bbrkit rollback`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
-    let r = bbrkit_host::rollback::run(&root, args.dry_run, args.no_apply)?;
+    let mode = UndoMode {
+        dry_run: args.dry_run,
+        no_apply: args.no_apply,
+    };
+    let r = bbrkit_host::rollback::run(&mut LinuxHost::new(root), mode)?;
     print_report(global, &r, render)?;
     Ok(Outcome::from_problem(r.problem))
 }
@@ -45,13 +50,14 @@ fn render(r: &RollbackReport) -> String {
         ("sysctl", &r.runtime),
         ("iface", &r.interfaces),
         ("bpf", &r.bpf),
+        ("policy", &r.policy),
     ] {
         for a in list {
             let _ = writeln!(
                 out,
                 "{kind} {}: {} ({})",
                 a.what,
-                a.action.replace('_', " "),
+                a.action.words(),
                 a.detail
             );
         }

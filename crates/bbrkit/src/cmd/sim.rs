@@ -1,18 +1,17 @@
-//! `bbrkit sim`: turns flags into an experiment plan
-//! ([`bbrkit_sim::Plan`]; presets, sweeps and parallel runs live in
-//! `bbrkit-sim`) and renders the results. Owns flag parsing and output;
-//! must never hold simulation or experiment logic. Output files are checked
-//! before simulating and written atomically.
+//! `bbrkit sim`: hands its flags to [`bbrkit_sim::Settings`], which makes
+//! the experiment plan ([`bbrkit_sim::Plan`]; units, presets, sweeps and
+//! parallel runs live in `bbrkit-sim`), runs it and renders the results.
+//! Owns flag syntax and output; must never hold simulation or experiment
+//! logic. Output files are checked before simulating and written
+//! atomically.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use bbrkit_cc::{Algorithm, Duration};
-use bbrkit_sim::{BufferSize, Plan, RunReport};
+use bbrkit_sim::{Plan, RunReport, Settings};
 
 use crate::output;
-use crate::sim_out::{Document, PathInfo, Run, table, trace, workload};
-use crate::units::{parse_duration, parse_list, parse_loss, parse_rate, parse_size};
+use crate::sim_out::{document, table, trace, workload};
 use crate::{Global, Outcome, print_json};
 
 /// Ready-made scenarios from the seed articles ([`bbrkit_sim::Preset`]);
@@ -105,20 +104,7 @@ pub struct Args {
     keepalive: bool,
 }
 
-fn ctx<T>(flag: &str, r: Result<T, crate::units::UnitError>) -> anyhow::Result<T> {
-    r.map_err(|e| anyhow::anyhow!("--{flag}: {e}"))
-}
-
-/// Expands a per-flow list: one value for all, or exactly one per flow.
-fn per_flow<T: Clone>(flag: &str, v: Vec<T>, n: usize, default: T) -> anyhow::Result<Vec<T>> {
-    match v.len() {
-        0 => Ok(vec![default; n]),
-        1 => Ok(vec![v[0].clone(); n]),
-        k if k == n => Ok(v),
-        k => bail!("--{flag}: {k} values for {n} flows (give one, or one per flow)"),
-    }
-}
-
+/// The plan: the preset's (or the default) with every given flag applied.
 fn plan(a: &Args) -> anyhow::Result<Plan> {
     let base = match a.preset {
         None => Plan::default(),
@@ -126,151 +112,27 @@ fn plan(a: &Args) -> anyhow::Result<Plan> {
         Some(Preset::Fairness) => bbrkit_sim::Preset::Fairness.plan(),
         Some(Preset::Bufferbloat) => bbrkit_sim::Preset::Bufferbloat.plan(),
     };
-    let algorithms = match a.cc.as_deref() {
-        None => base.algorithms.clone(),
-        Some(cc) => algorithms(cc)?,
-    };
-    let rate_bps = match a.rate.as_deref() {
-        None => base.path.rate_bps,
-        Some(r) => ctx("rate", parse_rate(r))?,
-    };
-    let rtt = match a.rtt.as_deref() {
-        None => base.path.rtt,
-        Some(r) => ctx("rtt", parse_duration(r))?,
-    };
-    let (losses, ack_loss) = losses(a, &base)?;
-    let buffer = match a.buffer.as_deref() {
-        None => base.path.buffer,
-        Some(b) => buffer_size("buffer", b)?,
-    };
-    let duration = match a.duration.as_deref() {
-        None => base.duration,
-        Some(d) => ctx("duration", parse_duration(d))?,
-    };
-    if duration.is_zero() {
-        bail!("--duration: must be positive");
-    }
-    let compete = a.compete || base.compete;
-    let (starts, sizes, extra) = per_flow_lists(a, algorithms.len(), duration)?;
-    let rwnd = match &a.rwnd {
-        None => None,
-        Some(s) => Some(rwnd(s)?),
-    };
-    let ecn_threshold = match &a.ecn_threshold {
-        None => None,
-        Some(s) => Some(buffer_size("ecn-threshold", s)?),
-    };
-    let mut path = base.path;
-    (path.rate_bps, path.rtt, path.buffer, path.ack_loss) = (rate_bps, rtt, buffer, ack_loss);
-    Ok(Plan {
-        algorithms,
-        path,
-        losses,
+    let settings = Settings {
+        cc: a.cc.as_deref(),
+        rate: a.rate.as_deref(),
+        rtt: a.rtt.as_deref(),
+        loss: a.loss.as_deref(),
         loss_burst: a.loss_burst,
-        duration,
-        compete,
-        starts,
-        sizes,
-        extra_rtt: extra,
-        rwnd,
-        ecn_threshold,
-        pace_loss_based: a.pace,
-        tlp: !a.no_tlp,
+        ack_loss: a.ack_loss.as_deref(),
+        buffer: a.buffer.as_deref(),
+        duration: a.duration.as_deref(),
         seed: a.seed,
-    })
-}
-
-/// `--cc`: algorithm names, comma-separated.
-fn algorithms(cc: &str) -> anyhow::Result<Vec<Algorithm>> {
-    cc.split(',')
-        .map(|s| {
-            if s.trim().is_empty() {
-                bail!("--cc: empty item in list '{cc}'");
-            }
-            s.parse::<Algorithm>()
-                .map_err(|e| anyhow::anyhow!("--cc: {e}"))
-        })
-        .collect()
-}
-
-/// `--loss` (or the preset's), `--ack-loss`, and a check of `--loss-burst`:
-/// each probability below 100%.
-fn losses(a: &Args, base: &Plan) -> anyhow::Result<(Vec<f64>, f64)> {
-    let losses = match a.loss.as_deref() {
-        None => base.losses.clone(),
-        Some(l) => ctx("loss", parse_list(l, parse_loss))?,
+        compete: a.compete,
+        start: a.start.as_deref(),
+        size: a.size.as_deref(),
+        extra_rtt: a.extra_rtt.as_deref(),
+        pace: a.pace,
+        ecn_threshold: a.ecn_threshold.as_deref(),
+        no_tlp: a.no_tlp,
+        rwnd: a.rwnd.as_deref(),
     };
-    if let Some(&l) = losses.iter().find(|&&l| l >= 1.0) {
-        bail!(
-            "--loss: {}% would drop every packet (use less than 100%)",
-            l * 100.0
-        );
-    }
-    let ack_loss = ctx("ack-loss", parse_loss(a.ack_loss.as_deref().unwrap_or("0")))?;
-    if ack_loss >= 1.0 {
-        bail!("--ack-loss: 100% would drop every ACK");
-    }
-    if !(a.loss_burst.is_finite() && a.loss_burst >= 1.0) {
-        bail!("--loss-burst: must be a number of packets >= 1");
-    }
-    Ok((losses, ack_loss))
-}
-
-/// `--rwnd` in bytes.
-fn rwnd(s: &str) -> anyhow::Result<u64> {
-    match ctx("rwnd", parse_size(s))? {
-        BufferSize::Bytes(b) if b > 0 => Ok(b),
-        BufferSize::Packets(p) if p > 0 => Ok(p * u64::from(bbrkit_sim::DEFAULT_MSS)),
-        _ => bail!("--rwnd: give a positive byte or packet count"),
-    }
-}
-
-/// Per-flow start times, sizes and extra RTTs.
-type PerFlow = (Vec<Duration>, Vec<Option<u64>>, Vec<Duration>);
-
-/// `--start`, `--size`, `--extra-rtt`: one value for all flows or one each.
-fn per_flow_lists(a: &Args, n: usize, duration: Duration) -> anyhow::Result<PerFlow> {
-    let starts = match &a.start {
-        Some(s) => ctx("start", parse_list(s, parse_duration))?,
-        None => vec![],
-    };
-    let starts = per_flow("start", starts, n, Duration::ZERO)?;
-    if let Some((i, s)) = starts.iter().enumerate().find(|(_, s)| **s >= duration) {
-        bail!(
-            "--start: flow {i} would start at {} s, not before the end of the {} s run",
-            s.as_secs_f64(),
-            duration.as_secs_f64()
-        );
-    }
-    let sizes = match &a.size {
-        Some(s) => s
-            .split(',')
-            .map(|item| match item.trim() {
-                "bulk" | "inf" => Ok(None),
-                t => match ctx("size", parse_size(t))? {
-                    BufferSize::Bytes(0) | BufferSize::Packets(0) => {
-                        bail!("--size: '{t}' is empty")
-                    }
-                    BufferSize::Bytes(b) => Ok(Some(b)),
-                    BufferSize::Packets(p) => Ok(Some(p * u64::from(bbrkit_sim::DEFAULT_MSS))),
-                    BufferSize::Bdp(_) => bail!("--size: give bytes or packets, not '{t}'"),
-                },
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
-        None => vec![],
-    };
-    let sizes = per_flow("size", sizes, n, None)?;
-    let extra = match &a.extra_rtt {
-        Some(s) => ctx("extra-rtt", parse_list(s, parse_duration))?,
-        None => vec![],
-    };
-    let extra = per_flow("extra-rtt", extra, n, Duration::ZERO)?;
-    Ok((starts, sizes, extra))
-}
-
-/// A size flag in BDP multiples, packets or bytes.
-fn buffer_size(flag: &str, s: &str) -> anyhow::Result<BufferSize> {
-    ctx(flag, parse_size(s))
+    // A setting's name is its flag's.
+    settings.plan(base).map_err(|e| anyhow::anyhow!("--{e}"))
 }
 
 /// Runs `bbrkit sim`.
@@ -329,43 +191,4 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         crate::emit(&table::alone(&doc))?;
     }
     Ok(Outcome::Ok)
-}
-
-/// The output document: the path, and each configuration's loss and report.
-fn document(
-    plan: &Plan,
-    configs: &[(f64, bbrkit_sim::SimConfig)],
-    reports: Vec<RunReport>,
-) -> Document {
-    let runs: Vec<Run> = configs
-        .iter()
-        .zip(reports)
-        .map(|((loss, _), report)| Run {
-            loss: *loss,
-            report,
-        })
-        .collect();
-    Document {
-        mode: if plan.compete { "compete" } else { "alone" },
-        path: path_info(plan),
-        runs,
-    }
-}
-
-/// The path every run used, as the JSON states it.
-pub fn path_info(plan: &Plan) -> PathInfo {
-    PathInfo {
-        bits_per_second: plan.path.rate_bps,
-        rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
-        buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
-        loss_burst_packets: plan.loss_burst,
-        ack_loss: plan.path.ack_loss,
-        duration_s: plan.duration.as_secs_f64(),
-        seed: plan.seed,
-        mss_bytes: bbrkit_sim::DEFAULT_MSS,
-        pace_loss_based: plan.pace_loss_based,
-        ecn_threshold_bytes: plan
-            .ecn_threshold
-            .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
-    }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use bbrkit_host::Root;
+use bbrkit_host::{LinuxHost, Root};
 
 use crate::{Global, Outcome, print_report};
 
@@ -21,7 +21,7 @@ pub struct Args {
 /// Runs `bbrkit verify`.
 pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let root = Root::from_option(args.root.as_deref())?;
-    let r = bbrkit_host::verify::run(&root, args.cc.as_deref())?;
+    let r = bbrkit_host::verify::run(&LinuxHost::new(root), args.cc.as_deref())?;
     print_report(global, &r, |r| {
         r.checks.iter().map(|c| c.line() + "\n").collect()
     })?;

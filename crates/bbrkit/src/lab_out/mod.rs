@@ -11,7 +11,7 @@ mod plot;
 mod table;
 mod workload;
 
-pub use files::write_files;
+pub use files::deliver;
 pub use workload::{fct_header, fct_rows};
 
 use std::io::IsTerminal;

@@ -184,13 +184,14 @@ fn footer(out: &mut String, r: &LabReport) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use bbrkit_lab::emulator::model::LinkParams;
     use bbrkit_lab::report::{CcResult, summarise};
     use bbrkit_lab::tester::CcOn;
 
-    fn report(ccs: &[(&str, f64)]) -> LabReport {
+    /// A report of one condition with `ccs`' goodputs, one run each.
+    pub(crate) fn report(ccs: &[(&str, f64)]) -> LabReport {
         let mut results: Vec<CcResult> = ccs
             .iter()
             .map(|(cc, bps)| CcResult {

@@ -10,7 +10,7 @@ pub mod table;
 pub mod trace;
 pub mod workload;
 
-use bbrkit_sim::RunReport;
+use bbrkit_sim::{Plan, RunReport};
 use serde::Serialize;
 
 /// The `--json` document of `bbrkit sim`.
@@ -58,4 +58,43 @@ pub struct Run {
     /// Its results.
     #[serde(flatten)]
     pub report: RunReport,
+}
+
+/// The output document: the path, and each configuration's loss and report.
+pub fn document(
+    plan: &Plan,
+    configs: &[(f64, bbrkit_sim::SimConfig)],
+    reports: Vec<RunReport>,
+) -> Document {
+    let runs: Vec<Run> = configs
+        .iter()
+        .zip(reports)
+        .map(|((loss, _), report)| Run {
+            loss: *loss,
+            report,
+        })
+        .collect();
+    Document {
+        mode: if plan.compete { "compete" } else { "alone" },
+        path: path_info(plan),
+        runs,
+    }
+}
+
+/// The path every run used, as the JSON states it.
+pub fn path_info(plan: &Plan) -> PathInfo {
+    PathInfo {
+        bits_per_second: plan.path.rate_bps,
+        rtt_ms: plan.path.rtt.as_secs_f64() * 1e3,
+        buffer_bytes: plan.path.buffer_bytes(bbrkit_sim::DEFAULT_MSS),
+        loss_burst_packets: plan.loss_burst,
+        ack_loss: plan.path.ack_loss,
+        duration_s: plan.duration.as_secs_f64(),
+        seed: plan.seed,
+        mss_bytes: bbrkit_sim::DEFAULT_MSS,
+        pace_loss_based: plan.pace_loss_based,
+        ecn_threshold_bytes: plan
+            .ecn_threshold
+            .map(|t| plan.path.size_bytes(t, bbrkit_sim::DEFAULT_MSS)),
+    }
 }

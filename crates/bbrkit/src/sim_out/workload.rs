@@ -66,9 +66,8 @@ pub fn document(
     for ((loss, _), r) in runs.iter().zip(results) {
         if conditions.last().is_none_or(|c| c.loss != *loss) {
             let cond = PathConditions {
-                rate_bps: Some(plan.path.rate_bps),
-                buffer: plan.path.buffer,
-                ..PathConditions::new(plan.path.rtt, *loss)
+                loss: *loss,
+                ..plan.path.conditions()
             };
             conditions.push(Condition {
                 label: cond.label(),
@@ -91,7 +90,7 @@ pub fn document(
             clients: first.map_or(0, |w| w.clients),
             keepalive: first.is_some_and(|w| w.keepalive),
         },
-        path: crate::cmd::sim::path_info(plan),
+        path: super::path_info(plan),
         conditions,
     }
 }
