@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the bbrkit Debian package as an operator meets it:
-# lintian, `dpkg -i` on this machine, `man bbrkit-enable` (one page per
+# lintian, `dpkg -i` on this machine, self-contained (neither Depends nor
+# ldd names libelf or zlib), `man bbrkit-enable` (one page per
 # command), bash/zsh/fish completions loaded by the shells themselves, the
 # systemd units accepted by systemd-analyze, no sysctl changed by the
 # install, and `dpkg --purge` leaving no file behind (file list of the whole
@@ -34,6 +35,13 @@ files_before=$(files)
 sysctl_before=$(sysctls)
 dpkg -i "$deb" >/dev/null
 ok "installed with dpkg -i: $(bbrkit --version)"
+# Self-contained: libelf and zlib are in the binary (static), so neither the
+# package nor the binary needs them.
+depends=$(dpkg-deb -f "$deb" Depends)
+! grep -qE 'libelf|zlib' <<<"$depends" || fail "the package depends on libelf or zlib: $depends"
+libs=$(ldd /usr/bin/bbrkit | awk '{print $1}' | tr '\n' ' ')
+! grep -qE 'libelf|libz\.' <<<"$libs" || fail "/usr/bin/bbrkit links libelf or libz: $libs"
+ok "self-contained: Depends: $depends; ldd: $libs"
 [ "$(sysctls)" = "$sysctl_before" ] || fail "installing changed a sysctl or /etc/sysctl.d"
 ok "installing changed no sysctl and no sysctl.d file"
 
@@ -63,6 +71,13 @@ ok "fish completion: 'bbrkit en' -> $(tr '\t\n' ' ;' <<<"$out")"
 # The units as installed (no systemd runs here to start them).
 units=$(dpkg -L bbrkit | grep -E '/systemd/system/[^/]+\.(service|timer)$')
 [ -n "$units" ] || fail "no systemd units in the package"
+# Only the metrics units are packaged: bbrkit-{bbr2,bbr3,policy}.service are
+# written by the `enable` that needs them (through the before-image, with
+# ExecStart naming the running binary), so no packaged file can conflict.
+shipped=$(xargs -n1 basename <<<"$units" | sort | tr '\n' ' ')
+[ "$shipped" = "bbrkit-metrics.service bbrkit-metrics.timer " ] ||
+	fail "the package ships units other than bbrkit-metrics.{service,timer}: $shipped"
+ok "packaged units: $shipped(bbrkit-bbr2/bbr3/policy.service are written by enable)"
 if command -v systemd-analyze >/dev/null; then
 	# shellcheck disable=SC2086
 	systemd-analyze verify $units || fail "systemd-analyze verify $units"

@@ -66,6 +66,19 @@ def query(url, expr):
     return doc["data"]["result"]
 
 
+def wait_ready(url, deadline):
+    """Until Prometheus answers /-/ready (it refuses connections while it starts)."""
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError as e:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"FAIL prometheus: not ready at {url}: {e}")
+        time.sleep(0.5)
+
+
 def rule_exprs(path, phase):
     names = set()
     out = []
@@ -115,6 +128,7 @@ def main():
     if phase == "post":
         exprs += dashboard_exprs(dashboard)
     deadline = time.monotonic() + float(timeout)
+    wait_ready(url, deadline)
     pending = {}
     for what, expr in exprs:
         wait = [m for m in PENDING if m in expr and not query(url, f"count({m})")]
