@@ -290,18 +290,23 @@ impl<'a> Live<'a> {
     /// Rewrites the rule's weights after `d`.
     fn apply(&mut self, maps: &Maps, d: &Decision) -> Result<(), BpfError> {
         let weights = intake::weights_after(&self.plan.def, d);
-        let cut_ns = monotonic_ns();
-        maps.set_weights(usize::from(self.plan.scope.rule), &weights)?;
-        // Draws counted until just after the rewrite: a draw under the new
-        // weights in between counts, a negligible excess in one arm.
+        // Draws counted just before the cut: every one of them was drawn
+        // under the old weights and started before the cut, so its record
+        // is compared. A connection drawn between this read and the rewrite
+        // is compared but not counted, an omission that does not depend on
+        // its arm; counting after the rewrite would add draws under the new
+        // weights to the sample-ratio check.
         let counters = maps.counters()?;
         self.info.counters(&counters.stats, &counters.arms);
+        let drawn_at_cut = self.info.drawn();
+        let cut_ns = monotonic_ns();
+        maps.set_weights(usize::from(self.plan.scope.rule), &weights)?;
         self.info.guardrail = Some(Applied {
             decision: d.clone(),
             after_s: self.start.elapsed().as_secs_f64(),
             weights,
             note: intake::note(d),
-            drawn_at_cut: self.info.drawn(),
+            drawn_at_cut,
             cut_ns,
         });
         Ok(())

@@ -263,7 +263,14 @@ fn a_tripped_guardrail_sends_new_connections_to_the_other_arm() {
             draws.observed, g.drawn_at_cut,
             "the draws of the comparison"
         );
-        assert!(g.drawn_at_cut.iter().sum::<u64>() <= report.report.records.closed + 3);
+        // Every draw counted at the cut started before it, so it is
+        // compared: closed, or still open at the end (a paced B server
+        // socket closes after its client has read everything).
+        let c = &report.report.records;
+        assert!(
+            g.drawn_at_cut.iter().sum::<u64>() <= c.closed + c.open,
+            "{g:?} {c:?}"
+        );
         assert!(g.decision.because[0].starts_with("goodput B/A"), "{g:?}");
         // Every connection after the decision ran A and is left out.
         let records = seen.records.lock().unwrap().clone();
