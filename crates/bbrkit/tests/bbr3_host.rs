@@ -17,6 +17,7 @@
 //! default is only ever written to these throwaway namespaces (bbr3 is
 //! NON_RESTRICTED, so the kernel allows it there).
 
+mod bbr3_name;
 mod common;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
@@ -31,31 +32,12 @@ use std::sync::Mutex;
 use common::{
     BIN, CC, bbrkit, code, is_root, json, run, snapshot, stdout, sysctl_get, sysctl_set, text,
 };
+use bbr3_name::{registered, released_by_us};
 use netns::lo_up;
 
 const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn available() -> Vec<String> {
-    bbrkit_diag::algorithms::available().unwrap()
-}
-
-fn registered() -> bool {
-    available().iter().any(|c| c == "bbr3")
-}
-
-/// Waits (up to 5 s) for bbr3 to leave the list: a bpffs, and the link
-/// pinned in it, go away asynchronously once its mount namespace is gone.
-fn wait_unregistered() -> bool {
-    for _ in 0..100 {
-        if !registered() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    false
-}
 
 /// Removes the pins of the sandbox's private bpffs (unregisters) on drop.
 struct PinGuard;
@@ -67,13 +49,14 @@ impl Drop for PinGuard {
 
 /// Runs `f` on a thread in fresh network and mount namespaces with a
 /// private bpffs at /sys/fs/bpf and `lo` up; processes it spawns are born
-/// there. Afterwards bbr3 must be unregistered again.
-fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+/// there. It starts once bbr3 is free (`None`, skipped, when someone
+/// else held it for [`bbr3_name::FREE_WITHIN`]); afterwards nothing of
+/// the test may hold bbr3 (a lab beside it may).
+fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(
-        !registered(),
-        "bbr3 is registered before the test: run under flock /tmp/bbrkit-root.lock"
-    );
+    if !bbr3_name::wait_free() {
+        return None;
+    }
     let out = std::thread::spawn(move || {
         nix::sched::unshare(
             nix::sched::CloneFlags::CLONE_NEWNET | nix::sched::CloneFlags::CLONE_NEWNS,
@@ -95,10 +78,10 @@ fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     })
     .join();
     assert!(
-        wait_unregistered(),
-        "bbr3 still registered after the sandbox ended"
+        bbr3_name::wait_released(),
+        "bbr3 still registered by the test after the sandbox ended"
     );
-    out.unwrap_or_else(|e| std::panic::resume_unwind(e))
+    Some(out.unwrap_or_else(|e| std::panic::resume_unwind(e)))
 }
 
 /// A Debian-like systemd host: sysctl.conf and its 99-sysctl.conf symlink,
@@ -206,7 +189,7 @@ fn enable_verify_connect_enable_again_rollback() {
         );
         assert!(t.contains("-net.ipv4.tcp_congestion_control = bbr3"), "{t}");
         assert!(
-            !registered() && !Path::new(PIN).exists(),
+            released_by_us() && !Path::new(PIN).exists(),
             "a dry run registered bbr3"
         );
         assert_eq!(sysctl_get(CC), "reno");
@@ -305,23 +288,29 @@ fn enable_verify_connect_enable_again_rollback() {
             "{t}"
         );
         assert_eq!(sysctl_get(CC), "reno");
-        assert!(!registered(), "bbr3 still registered after rollback");
+        assert!(released_by_us(), "bbr3 still registered after rollback");
         assert!(!Path::new(PIN).exists() && !Path::new("/sys/fs/bpf/bbrkit").exists());
         assert_eq!(
             cc_of(conn.client.as_raw_fd()),
             "bbr3",
             "an open connection keeps its algorithm"
         );
+        // Stuck only while no one else has bbr3 registered: a lab beside
+        // the test that joined our registration keeps it alive.
         let d = json(&bbrkit(&["--json", "doctor", "--root", &root]));
         let stuck = d["findings"]
             .as_array()
             .unwrap()
             .iter()
             .find(|f| f["id"] == "bpf_stuck_connections");
-        assert!(
-            stuck.is_some_and(|f| f["evidence"].to_string().contains(&local)),
-            "{d}"
-        );
+        if registered() {
+            eprintln!("a lab beside the test holds bbr3: the stuck-connection check is skipped");
+        } else {
+            assert!(
+                stuck.is_some_and(|f| f["evidence"].to_string().contains(&local)),
+                "{d}"
+            );
+        }
         drop(conn);
     });
     assert_eq!(
@@ -395,19 +384,19 @@ fn enable_killed_at_each_step_leaves_old_or_new_and_rollback_restores() {
                     "at {p}: torn unit"
                 );
             }
-            // Never an orphan: registered only through bbrkit's pin.
-            assert_eq!(
+            // Never an orphan: registered through bbrkit's pin, or not by
+            // this test at all.
+            let pinned = Path::new(PIN).exists();
+            assert!(
+                (pinned && registered()) || (!pinned && released_by_us()),
+                "at {p}: registered {} pin {pinned}",
                 registered(),
-                Path::new(PIN).exists(),
-                "at {p}: registered {} pin {}",
-                registered(),
-                Path::new(PIN).exists()
             );
             let out = bbrkit(&["rollback", "--root", &root]);
             assert_eq!(code(&out), 0, "at {p}: {}", text(&out));
             assert_eq!(sysctl_get(CC), "reno", "at {p}: default not restored");
             assert!(
-                !registered() && !Path::new(PIN).exists(),
+                released_by_us() && !Path::new(PIN).exists(),
                 "at {p}: still registered"
             );
         });
@@ -429,11 +418,14 @@ fn simulated_reboot_sysctl_file_first_then_the_unit() {
     let root = root_of(&dir);
     let original = snapshot(dir.path());
     let r = root.clone();
-    in_sandbox(move || {
+    let enabled = in_sandbox(move || {
         sysctl_set(CC, "reno");
         let out = bbrkit(&["enable", "--cc", "bbr3", "--root", &r]);
         assert_eq!(code(&out), 0, "{}", text(&out));
     });
+    if enabled.is_none() {
+        return;
+    }
     // "Reboot": a new network namespace (its default copied from the
     // initial one), a new bpffs (no pin), bbr3 unregistered, /run emptied.
     std::fs::remove_dir_all(dir.path().join("run/bbrkit")).ok();
@@ -527,7 +519,7 @@ fn simulated_reboot_sysctl_file_first_then_the_unit() {
 
         let out = bbrkit(&["rollback", "--root", &root]);
         assert_eq!(code(&out), 0, "{}", text(&out));
-        assert!(!registered());
+        assert!(released_by_us());
         assert_eq!(sysctl_get(CC), "reno");
     });
     std::fs::remove_dir_all(dir.path().join("run/bbrkit")).ok();
@@ -574,7 +566,7 @@ fn a_labs_registration_is_pinned_by_enable_and_released_by_rollback() {
         assert!(has_line(&v, "ok   bpf.bbr3=bbrkit"), "{}", stdout(&v));
         let out = bbrkit(&["rollback", "--root", &root]);
         assert_eq!(code(&out), 0, "{}", text(&out));
-        assert!(!registered() && !Path::new(PIN).exists());
+        assert!(released_by_us() && !Path::new(PIN).exists());
         assert_eq!(sysctl_get(CC), "reno");
     });
     assert_eq!(
@@ -613,7 +605,7 @@ fn no_systemd_is_refused_and_writes_nothing() {
 #[test]
 #[ignore = "needs root"]
 fn bbr2_enable_verify_connect_rollback() {
-    let is_bbr2 = || available().iter().any(|c| c == "bbr2");
+    let is_bbr2 = || bbrkit_diag::algorithms::is_available("bbr2").unwrap();
     if is_bbr2() {
         eprintln!("skipped: bbr2 is already registered on this host");
         return;

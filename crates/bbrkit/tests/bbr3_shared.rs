@@ -8,6 +8,7 @@
 //! `enable` and `rollback` run in a throwaway network and mount namespace
 //! with their own bpffs, so the pin dies with the test.
 
+mod bbr3_name;
 mod common;
 
 use std::io::Read;
@@ -15,15 +16,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bbr3_name::registered;
 use common::{BIN, CC, bbrkit, code, snapshot, stdout, sysctl_get, sysctl_set, text};
 
 const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn registered() -> bool {
-    bbrkit_diag::algorithms::is_available("bbr3").unwrap()
-}
 
 fn wait_until(what: &str, secs: u64, cond: impl Fn() -> bool) {
     let until = Instant::now() + Duration::from_secs(secs);
@@ -73,8 +71,7 @@ fn bbr3_rate(doc: &serde_json::Value) -> f64 {
 
 fn precondition() -> Option<std::sync::MutexGuard<'static, ()>> {
     let g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if registered() {
-        eprintln!("skipped: bbr3 is already registered on this host");
+    if !bbr3_name::wait_free() {
         return None;
     }
     Some(g)
@@ -99,7 +96,7 @@ fn two_overlapping_labs_with_bbr3_both_complete() {
     assert_eq!(c2, 0, "second lab died of the first one's cleanup: {e2}");
     assert!(!e2.contains("has no congestion control"), "{e2}");
     assert!(bbr3_rate(&d2) > 0.0, "{d2}");
-    wait_until("bbr3 unregistered after the last lab", 5, || !registered());
+    assert!(bbr3_name::wait_released(), "bbr3 registered after the last lab");
 }
 
 /// Runs `f` on a thread in fresh network and mount namespaces with a
@@ -181,7 +178,7 @@ fn enable_pins_a_running_labs_bbr3_and_rollback_lets_the_lab_finish() {
         let (c, doc, err) = finish(l);
         assert_eq!(c, 0, "the lab died of rollback: {err}");
         assert!(bbr3_rate(&doc) > 0.0, "{doc}");
-        wait_until("bbr3 unregistered after the lab", 5, || !registered());
+        assert!(bbr3_name::wait_released(), "bbr3 registered after the lab");
         assert_eq!(sysctl_get(CC), "reno");
     });
     assert_eq!(
