@@ -29,10 +29,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
+use bbr3_name::{registered, released_by_us};
 use common::{
     BIN, CC, bbrkit, code, is_root, json, run, snapshot, stdout, sysctl_get, sysctl_set, text,
 };
-use bbr3_name::{registered, released_by_us};
 use netns::lo_up;
 
 const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";

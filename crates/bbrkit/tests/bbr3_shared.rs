@@ -96,7 +96,10 @@ fn two_overlapping_labs_with_bbr3_both_complete() {
     assert_eq!(c2, 0, "second lab died of the first one's cleanup: {e2}");
     assert!(!e2.contains("has no congestion control"), "{e2}");
     assert!(bbr3_rate(&d2) > 0.0, "{d2}");
-    assert!(bbr3_name::wait_released(), "bbr3 registered after the last lab");
+    assert!(
+        bbr3_name::wait_released(),
+        "bbr3 registered after the last lab"
+    );
 }
 
 /// Runs `f` on a thread in fresh network and mount namespaces with a
