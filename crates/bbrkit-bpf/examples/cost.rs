@@ -16,6 +16,7 @@
 //! ```text
 //! cargo run --release -p bbrkit-bpf --example cost -- [--seconds S] [--repeats N]
 //!           [--cc bbr,bbr3,cubic] [--object FILE]   # FILE: another build of bbr3.bpf.o
+//!           [--write BYTES]                         # bytes per write (default 65536)
 //! cargo run --release -p bbrkit-bpf --example cost -- --watch SECONDS
 //!           # only the BPF run time of whatever bbr3 traffic runs meanwhile (a lab)
 //! ```
@@ -38,6 +39,7 @@ struct Args {
     ccs: Vec<String>,
     object: Option<PathBuf>,
     watch: Option<f64>,
+    write: usize,
 }
 
 fn args() -> Args {
@@ -47,6 +49,7 @@ fn args() -> Args {
         ccs: vec!["bbr".into(), "bbr3".into(), "cubic".into()],
         object: None,
         watch: None,
+        write: WRITE,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -57,6 +60,7 @@ fn args() -> Args {
             "--cc" => a.ccs = value().split(',').map(str::to_string).collect(),
             "--object" => a.object = Some(value().into()),
             "--watch" => a.watch = Some(value().parse().expect("--watch")),
+            "--write" => a.write = value().parse().expect("--write BYTES"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -137,7 +141,10 @@ fn optmem(s: &TcpStream) -> u32 {
 /// Bytes per `write`: small enough that the sender releases the socket
 /// often, so ACKs are processed one by one as they arrive instead of being
 /// coalesced in the socket backlog while the sender holds the lock (with
-/// 1 MiB writes one `cong_control` call covered ~500 KB).
+/// 1 MiB writes one `cong_control` call covered ~500 KB). The default;
+/// `--write BYTES` changes it: on a fast idle machine 64 KiB writes still
+/// let ~30 segments' ACKs coalesce per call, 8 KiB writes give ~120 000
+/// calls per GB (docs/bpf.md).
 const WRITE: usize = 64 << 10;
 /// The receiver's `SO_RCVLOWAT` (below).
 const RCVLOWAT: libc::c_int = 4 << 20;
@@ -173,7 +180,7 @@ struct Run {
 
 /// Sends for `secs`; returns (bytes, CPU seconds of sender + receiver,
 /// sender's optmem half-way).
-fn transfer(cc: &str, secs: f64) -> (u64, f64, u32) {
+fn transfer(cc: &str, secs: f64, write: usize) -> (u64, f64, u32) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let rx = std::thread::spawn(move || {
@@ -194,7 +201,7 @@ fn transfer(cc: &str, secs: f64) -> (u64, f64, u32) {
     socket2::SockRef::from(&c)
         .set_tcp_congestion(cc.as_bytes())
         .unwrap_or_else(|e| panic!("TCP_CONGESTION {cc}: {e}"));
-    let buf = vec![7u8; WRITE];
+    let buf = vec![7u8; write];
     let c0 = thread_cpu();
     let start = Instant::now();
     let (half, end) = (
@@ -328,7 +335,7 @@ fn main() {
         })
         .collect();
     let _stats = stats_on();
-    let (secs, repeats, ccs) = (a.seconds, a.repeats, a.ccs.clone());
+    let (secs, repeats, ccs, write) = (a.seconds, a.repeats, a.ccs.clone(), a.write);
     let runs = std::thread::spawn(move || {
         // SAFETY: CLONE_NEWNET affects this thread only.
         assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
@@ -337,7 +344,7 @@ fn main() {
         for _ in 0..repeats {
             for cc in &ccs {
                 let before = bpf_runtime(Some(&ids));
-                let (bytes, cpu, optmem) = transfer(cc, secs);
+                let (bytes, cpu, optmem) = transfer(cc, secs, write);
                 let bpf = delta(&before, &bpf_runtime(Some(&ids)));
                 out.push(Run {
                     cc: cc.clone(),
