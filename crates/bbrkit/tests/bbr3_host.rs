@@ -33,7 +33,6 @@ use bbr3_name::{registered, released_by_us};
 use common::{
     BIN, CC, bbrkit, code, is_root, json, run, snapshot, stdout, sysctl_get, sysctl_set, text,
 };
-use netns::lo_up;
 
 const PIN: &str = "/sys/fs/bpf/bbrkit/bbr3/link";
 
@@ -58,21 +57,7 @@ fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Opti
         return None;
     }
     let out = std::thread::spawn(move || {
-        nix::sched::unshare(
-            nix::sched::CloneFlags::CLONE_NEWNET | nix::sched::CloneFlags::CLONE_NEWNS,
-        )
-        .expect("unshare(CLONE_NEWNET | CLONE_NEWNS)");
-        bbrkit_lab::netns::make_mounts_private().expect("make mounts private");
-        use nix::mount::{MsFlags, mount};
-        mount(
-            Some("bpf"),
-            "/sys/fs/bpf",
-            Some("bpf"),
-            MsFlags::empty(),
-            None::<&str>,
-        )
-        .expect("mount a private bpffs");
-        lo_up();
+        netns::enter_netns_with_private_bpffs();
         let _guard = PinGuard;
         f()
     })

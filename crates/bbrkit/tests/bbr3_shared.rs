@@ -10,6 +10,8 @@
 
 mod bbr3_name;
 mod common;
+#[path = "../../bbrkit-diag/tests/netns/mod.rs"]
+mod netns;
 
 use std::io::Read;
 use std::path::Path;
@@ -106,20 +108,7 @@ fn two_overlapping_labs_with_bbr3_both_complete() {
 /// private bpffs at /sys/fs/bpf.
 fn in_sandbox<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
-        nix::sched::unshare(
-            nix::sched::CloneFlags::CLONE_NEWNET | nix::sched::CloneFlags::CLONE_NEWNS,
-        )
-        .expect("unshare");
-        bbrkit_lab::netns::make_mounts_private().expect("make mounts private");
-        use nix::mount::{MsFlags, mount};
-        mount(
-            Some("bpf"),
-            "/sys/fs/bpf",
-            Some("bpf"),
-            MsFlags::empty(),
-            None::<&str>,
-        )
-        .expect("mount a private bpffs");
+        netns::enter_netns_with_private_bpffs();
         let out = f();
         let _ = std::fs::remove_dir_all("/sys/fs/bpf/bbrkit");
         out

@@ -13,6 +13,8 @@
 //! cgroup of the process that created it; an accepted one to its
 //! listener's), then returns to its own.
 
+#[path = "../../bbrkit-bpf/tests/child_cgroup/mod.rs"]
+mod child_cgroup;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
@@ -21,7 +23,6 @@ mod common;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use bbrkit_bpf::sockops::{self, cgroup};
 use common::{code, run, snapshot, stderr, stdout, text};
@@ -64,35 +65,12 @@ impl Sandbox {
 fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'static) -> T {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     std::thread::spawn(move || {
-        use nix::mount::{MsFlags, mount};
-        use nix::sched::{CloneFlags, unshare};
-        unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS).expect("unshare net+mnt");
-        let none = None::<&str>;
-        mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none).expect("private");
-        mount(
-            Some("bpf"),
-            "/sys/fs/bpf",
-            Some("bpf"),
-            MsFlags::empty(),
-            none,
-        )
-        .expect("bpffs");
-        netns::lo_up();
-        let mount_point = cgroup::cgroup2_mount().unwrap().expect("cgroup v2 mounted");
-        let cg = mount_point.join(format!("bbrkit-test-policyhost-{}", std::process::id()));
-        std::fs::create_dir(&cg).expect("create a child cgroup");
-        let sb = Sandbox {
-            cgroup: cg.clone(),
+        netns::enter_netns_with_private_bpffs();
+        let cg = child_cgroup::ChildCgroup::new("policyhost");
+        f(&Sandbox {
+            cgroup: cg.0.clone(),
             root: tempfile::tempdir().unwrap(),
-        };
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&sb)));
-        for _ in 0..100 {
-            if std::fs::remove_dir(&cg).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        r.unwrap_or_else(|e| std::panic::resume_unwind(e))
+        })
     })
     .join()
     .unwrap_or_else(|e| std::panic::resume_unwind(e))

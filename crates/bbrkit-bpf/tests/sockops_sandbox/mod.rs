@@ -17,11 +17,11 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use bbrkit_policy::Direction;
 
+#[path = "../child_cgroup/mod.rs"]
+mod child_cgroup;
 #[path = "../../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
@@ -40,60 +40,17 @@ pub struct Sandbox {
     pub cgroup: PathBuf,
 }
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-struct CgroupGuard(PathBuf);
-
-impl Drop for CgroupGuard {
-    fn drop(&mut self) {
-        for _ in 0..100 {
-            match std::fs::remove_dir(&self.0) {
-                Ok(()) => return,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-        eprintln!("could not remove cgroup {}", self.0.display());
-    }
-}
-
 /// Runs `f` in a fresh sandbox on its own thread and returns its result.
 pub fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
-        use nix::mount::{MsFlags, mount};
-        use nix::sched::{CloneFlags, unshare};
-        unshare(CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWNS).expect("unshare net+mnt");
-        mount(
-            None::<&str>,
-            "/",
-            None::<&str>,
-            MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-            None::<&str>,
-        )
-        .expect("make mounts private");
-        mount(
-            Some("bpf"),
-            "/sys/fs/bpf",
-            Some("bpf"),
-            MsFlags::empty(),
-            None::<&str>,
-        )
-        .expect("mount a private bpffs");
-        netns::lo_up();
+        netns::enter_netns_with_private_bpffs();
         for a in V6_ADDRS {
             add_v6(a.parse().unwrap());
         }
-        let root = bbrkit_bpf::sockops::cgroup::cgroup2_mount()
-            .expect("read mountinfo")
-            .expect("cgroup v2 mounted");
-        let cgroup = root.join(format!(
-            "bbrkit-test-policy-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&cgroup).expect("create a child cgroup");
-        let _guard = CgroupGuard(cgroup.clone());
-        f(&Sandbox { cgroup })
+        let cg = child_cgroup::ChildCgroup::new("policy");
+        f(&Sandbox {
+            cgroup: cg.0.clone(),
+        })
     })
     .join()
     .unwrap_or_else(|e| std::panic::resume_unwind(e))

@@ -32,6 +32,51 @@ pub fn in_new_netns<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -
     .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
+/// Moves the calling thread into fresh network and mount namespaces, makes
+/// every mount private (nothing propagates back to the host), mounts a
+/// private bpffs at /sys/fs/bpf and sets `lo` up. Both namespaces, the
+/// bpffs and every pin in it die with the thread and the processes it
+/// spawns. (`bbrkit_lab::netns::make_mounts_private` is the product's
+/// copy of the private-mounts step; this helper stays on libc so every
+/// crate can include it.)
+pub fn enter_netns_with_private_bpffs() {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: plain syscalls on this thread with NUL-terminated literals or
+    // null pointers where the kernel accepts them; unshare affects only the
+    // calling thread.
+    unsafe {
+        let rc = libc::unshare(libc::CLONE_NEWNET | libc::CLONE_NEWNS);
+        assert_eq!(
+            rc,
+            0,
+            "unshare(NEWNET|NEWNS): {}",
+            std::io::Error::last_os_error()
+        );
+        let rc = libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        );
+        assert_eq!(
+            rc,
+            0,
+            "make mounts private: {}",
+            std::io::Error::last_os_error()
+        );
+        let bpf = c"bpf".as_ptr();
+        let rc = libc::mount(bpf, c"/sys/fs/bpf".as_ptr(), bpf, 0, std::ptr::null());
+        assert_eq!(
+            rc,
+            0,
+            "mount a private bpffs: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    lo_up();
+}
+
 /// Sets IFF_UP on `lo` of the calling thread's namespace.
 pub fn lo_up() {
     // SAFETY: an AF_INET datagram socket used only for the two interface ioctls;

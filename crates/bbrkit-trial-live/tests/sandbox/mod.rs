@@ -13,9 +13,9 @@
 
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
+#[path = "../../../bbrkit-bpf/tests/child_cgroup/mod.rs"]
+mod child_cgroup;
 #[path = "../../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
 
@@ -25,23 +25,6 @@ pub struct Sandbox {
     pub cgroup: PathBuf,
 }
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-struct CgroupGuard(PathBuf);
-
-impl Drop for CgroupGuard {
-    fn drop(&mut self) {
-        for _ in 0..100 {
-            match std::fs::remove_dir(&self.0) {
-                Ok(()) => return,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-        eprintln!("could not remove cgroup {}", self.0.display());
-    }
-}
-
 /// Runs `f` in a fresh sandbox on its own thread and returns its result.
 /// Threads `f` spawns, and processes, are born in its network namespace.
 pub fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'static) -> T {
@@ -49,17 +32,10 @@ pub fn in_sandbox<T: Send + 'static>(f: impl FnOnce(&Sandbox) -> T + Send + 'sta
         use nix::sched::{CloneFlags, unshare};
         unshare(CloneFlags::CLONE_NEWNET).expect("unshare net");
         netns::lo_up();
-        let root = bbrkit_bpf::sockops::cgroup::cgroup2_mount()
-            .expect("read mountinfo")
-            .expect("cgroup v2 mounted");
-        let cgroup = root.join(format!(
-            "bbrkit-test-trial-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&cgroup).expect("create a child cgroup");
-        let _guard = CgroupGuard(cgroup.clone());
-        f(&Sandbox { cgroup })
+        let cg = child_cgroup::ChildCgroup::new("trial");
+        f(&Sandbox {
+            cgroup: cg.0.clone(),
+        })
     })
     .join()
     .unwrap_or_else(|e| std::panic::resume_unwind(e))
