@@ -205,20 +205,10 @@ mod tests {
     use super::*;
     use crate::Host;
     use crate::algorithm::RegisterFailure;
-    use crate::testing::{DEBIAN, Fixture, SYSTEMD};
+    use crate::testing::{BBR3_DEFAULT, DEBIAN, Fixture, SYSTEMD};
 
     fn host(holding: Holding) -> Fixture {
-        let mut f = Fixture::new(
-            &[
-                DEBIAN,
-                SYSTEMD,
-                &[(
-                    "etc/sysctl.d/99-zz-bbrkit.conf",
-                    "-net.ipv4.tcp_congestion_control = bbr3\n",
-                )],
-            ]
-            .concat(),
-        );
+        let mut f = Fixture::new(&[DEBIAN, SYSTEMD, BBR3_DEFAULT].concat());
         f.live().register("bbr3", holding);
         f
     }

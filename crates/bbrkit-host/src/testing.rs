@@ -35,6 +35,12 @@ pub(crate) const SYSTEMD: &[(&str, &str)] = &[
     ),
 ];
 
+/// bbrkit's sysctl file as `enable --cc bbr3` writes its default line.
+pub(crate) const BBR3_DEFAULT: &[(&str, &str)] = &[(
+    "etc/sysctl.d/99-zz-bbrkit.conf",
+    "-net.ipv4.tcp_congestion_control = bbr3\n",
+)];
+
 impl Fixture {
     /// A root holding `files` (`@link:TARGET` makes a symlink) and the
     /// default live state.

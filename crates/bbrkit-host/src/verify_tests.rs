@@ -6,7 +6,7 @@ use super::*;
 use crate::algorithm::Holding;
 use crate::host::{Established, interface};
 use crate::qdisc::Class;
-use crate::testing::{DEBIAN, Fixture, SYSTEMD};
+use crate::testing::{BBR3_DEFAULT, DEBIAN, Fixture, SYSTEMD};
 use crate::unit::{BootRecord, BootRegistration};
 use crate::{HostError, KEY_QDISC};
 
@@ -216,17 +216,7 @@ fn boot_checks_name_the_file_that_wins() {
 }
 
 fn bbr3_enabled(holding: Holding) -> Fixture {
-    let mut f = Fixture::new(
-        &[
-            DEBIAN,
-            SYSTEMD,
-            &[(
-                "etc/sysctl.d/99-zz-bbrkit.conf",
-                "-net.ipv4.tcp_congestion_control = bbr3\n",
-            )],
-        ]
-        .concat(),
-    );
+    let mut f = Fixture::new(&[DEBIAN, SYSTEMD, BBR3_DEFAULT].concat());
     let unit =
         crate::unit::render("bbr3", std::path::Path::new("/usr/local/lib/bbrkit/bbrkit")).unwrap();
     f.write("etc/systemd/system/bbrkit-bbr3.service", &unit);
