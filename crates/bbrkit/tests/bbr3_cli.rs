@@ -12,6 +12,7 @@
 //! lab created or held (`bbrkit_bpf::objects`); what another process still
 //! uses through a link it joined is not a leak.
 
+mod bbr3_name;
 mod common;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
 mod netns;
@@ -23,6 +24,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use bbr3_name::FREE_WITHIN;
 use bbrkit_bpf::objects::Objects;
 use bbrkit_bpf::{share, status};
 use ours::{Ours, assert_nothing_left};
@@ -32,11 +34,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
-
-/// How long a test waits for bbr3 to be free when someone else (a lab
-/// running beside the tests) holds it; a name held longer skips the test,
-/// with a message.
-const FREE_WITHIN: Duration = Duration::from_secs(120);
 
 /// bbr3 registered by this test from this build's embedded object (what
 /// the tests are about; a lab elsewhere may run another build's), the way

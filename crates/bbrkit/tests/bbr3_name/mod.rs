@@ -4,7 +4,8 @@
 //! name before they start, and judge what they leave by what *they* held:
 //! a `bbrkit lab --cc …,bbr3` started beside them joins their registration
 //! (`bbrkit_bpf::share`) and keeps it after their rollback, which is
-//! correct and not a leak.
+//! correct and not a leak. `bbr3_cli.rs` shares only [`FREE_WITHIN`].
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
