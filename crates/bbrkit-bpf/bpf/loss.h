@@ -137,21 +137,41 @@ static __always_inline void bbr_save_undo_bounds(struct sock *sk,
 }
 
 /* bbr_ssthresh: entering recovery; save cwnd and the loss-adapted bounds
- * for undo. Returns ssthresh unchanged (BBR does not use it). */
+ * for undo. Returns ssthresh unchanged (BBR does not use it).
+ * DEVIATION (#3c): at recovery entry google's bounds already carry the
+ * cuts of the skbs marked lost before tcp_enter_recovery() (its
+ * skb_marked_lost ran as they were marked); here those marks are taken in
+ * the cong_control that follows, so undo_resave asks bbr_main to save the
+ * bounds again right after taking them (bbr3_resave_undo_bounds), if
+ * set_state(Recovery) follows this call. */
 static u32 bbr_ssthresh(struct sock *sk)
 {
 	bbr_save_cwnd(sk);
 	/* For undo, save state that adapts based on loss signal. */
 	bbr_save_undo_bounds(sk, bbr_sk(sk));
+	inet_csk_ca(sk)->undo_resave = 1;
 	return tcp_sk(sk)->snd_ssthresh;
 }
 
-/* A TLP-repaired loss, seen at set_state(CWR). google's order is
- * CA_EVENT_TLP_RECOVERY (bbr_run_loss_probe_recovery: may cut inflight_hi)
- * and then tcp_init_cwnd_reduction() -> bbr_ssthresh() (saves the bounds
- * for undo). Stock tcp_process_tlp_ack() calls ssthresh first and reaches
- * us only after; so save the bounds again after the cut, and an undo
- * restores what google's would (DEVIATIONS.md #4). */
+/* In bbr_main after the losses are taken: the save of a recovery entry in
+ * this ACK, again, with the cuts google's would have made before it. */
+static __always_inline void bbr3_resave_undo_bounds(struct sock *sk,
+						    struct bbr3_sk *st)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (!bbr->undo_resave)
+		return;
+	bbr->undo_resave = 0;
+	bbr_save_undo_bounds(sk, st);
+}
+
+/* A TLP-repaired loss. google's order is CA_EVENT_TLP_RECOVERY
+ * (bbr_run_loss_probe_recovery: may cut inflight_hi) and then
+ * tcp_init_cwnd_reduction() -> bbr_ssthresh() (saves the bounds for undo).
+ * Stock tcp_process_tlp_ack() calls ssthresh first and reaches us only
+ * after; so save the bounds again after the cut, and an undo restores what
+ * google's would (DEVIATIONS.md #4). */
 static __always_inline void bbr3_tlp_recovery(struct sock *sk)
 {
 	struct bbr3_sk *st;
