@@ -73,9 +73,10 @@ static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs,
 
 /* bbr_run_loss_probe_recovery (google: CA_EVENT_TLP_RECOVERY): a tail-loss
  * probe repaired the loss of one segment.
- * DEVIATION: stock kernels send no such event; bbr3_set_state calls this on
- * entering CWR while tp->tlp_retrans is set, which is how
- * tcp_process_tlp_ack() reports a TLP-repaired loss (see DEVIATIONS.md).
+ * DEVIATION: stock kernels send no such event; bbr3_set_state calls this
+ * when tcp_process_tlp_ack()'s sequence (CWR with tp->tlp_retrans, then
+ * Open/Disorder in the same call) reports a TLP-repaired loss
+ * (bbr3_tlp_repaired, DEVIATIONS.md #4).
  * tlp_orig_data_app_limited does not exist in stock kernels: whether the
  * flow is app-limited now (tp->app_limited) stands in. */
 static void bbr_run_loss_probe_recovery(struct sock *sk)
