@@ -57,13 +57,19 @@ static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs,
 
 	if (!bbr->bw_probe_samples)
 		return;  /* not an skb sent while probing for bandwidth */
-	if (!ack_rs->tx_in_flight)
-		return;  /* no send snapshot for this ACK */
 	/* We are probing for bandwidth. Construct a rate sample that
 	 * estimates what happened in the flight leading up to this lost skb,
-	 * then see if the loss rate went too high, and if so at which packet. */
-	rs.tx_in_flight = ack_rs->tx_in_flight;
-	rs.lost = ack_rs->lost;
+	 * then see if the loss rate went too high, and if so at which packet.
+	 * DEVIATION (#3d): an ACK without a sampled skb has no send snapshot;
+	 * its lost packets get the fallback of a snapshot miss (#1/#2: the
+	 * flight before this ACK and this ACK's losses, at least pcount). */
+	if (ack_rs->tx_in_flight) {
+		rs.tx_in_flight = ack_rs->tx_in_flight;
+		rs.lost = ack_rs->lost;
+	} else {
+		rs.tx_in_flight = ack_rs->prior_in_flight;
+		rs.lost = max(ack_rs->losses, pcount);
+	}
 	rs.is_app_limited = ack_rs->is_app_limited;
 	if (bbr_is_inflight_too_high(sk, &rs)) {
 		rs.tx_in_flight = bbr_inflight_hi_from_lost_skb(sk, &rs, pcount);

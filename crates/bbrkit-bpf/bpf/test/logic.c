@@ -121,7 +121,8 @@ static void ack(u64 now_us, u32 acked, u32 prior_delivered, long interval_us,
 }
 
 /* One ACK as ack(), with the stack's ACK flags (FLAG_ECE), `ce` of the
- * acked packets CE-marked, and the sampled skb ending at `end_seq`. */
+ * acked packets CE-marked, and the sampled skb ending at `end_seq`;
+ * interval_us < 0: no skb sampled (rs->prior_mstamp 0, tcp_rate_gen). */
 static void ack_ex(u64 now_us, u32 acked, u32 prior_delivered,
 		  long interval_us, int losses, int flag, u32 ce, u32 end_seq)
 {
@@ -133,9 +134,9 @@ static void ack_ex(u64 now_us, u32 acked, u32 prior_delivered,
 	tp.delivered += acked;
 	tp.delivered_ce += ce;
 	tp.lost += losses;
-	rs.prior_mstamp = now_us - interval_us;
+	rs.prior_mstamp = interval_us < 0 ? 0 : now_us - interval_us;
 	rs.prior_delivered = prior_delivered;
-	rs.delivered = tp.delivered - prior_delivered;
+	rs.delivered = interval_us < 0 ? -1 : tp.delivered - prior_delivered;
 	rs.delivered_ce = ce;
 	rs.interval_us = interval_us;
 	rs.rtt_us = 10000;
@@ -431,6 +432,21 @@ static void a_grouped_loss_never_removes_inflight_hi(void)
 	CHECK(storage.cnt.hi_at_hit_max != ~0U);
 }
 
+/* Issue 30, minor: losses marked by an ACK that sampled no skb (a dupack
+ * delivering nothing new) still get the lost-packet check, on the
+ * fallback sample of a snapshot miss: in flight before the ACK (10) and
+ * its losses (5), too high. */
+static void losses_on_an_ack_without_a_sample_are_checked(void)
+{
+	probing_up(false);
+	tp.packets_out = 10;
+	tp.snd_nxt = 10 * 1448;
+	ack_ex(1010000, 0, 0, -1, 5, 0, 0, 0);
+	CHECK(storage.cnt.no_sample == 1);
+	CHECK(storage.cnt.too_high_lost == 1);
+	CHECK(bbr->inflight_hi == HI_AFTER_CUT);
+}
+
 /* Issue 30 #4: a qdisc drop (tcp_enter_cwr() from __tcp_transmit_skb) on a
  * flow whose last loss probe was a retransmit (tp->tlp_retrans stays set)
  * is no TLP repair: CWR is left a round later, after ACKs, once snd_una
@@ -482,6 +498,7 @@ int main(void)
 	an_undo_restores_the_bounds_saved_after_the_loss_cut();
 	a_grouped_loss_never_removes_inflight_hi();
 	a_qdisc_drop_after_a_tlp_is_no_loss();
+	losses_on_an_ack_without_a_sample_are_checked();
 	printf("%d check(s) failed\n", failures);
 	return failures ? 1 : 0;
 }
