@@ -394,6 +394,8 @@ static __always_inline void bbr_main(struct sock *sk, int flag,
 	/* DEVIATION: google's ops->skb_marked_lost ran for each lost skb
 	 * when the stack marked it; see bbr_skb_marked_lost. */
 	bbr3_account_losses(sk, st, &rs);
+	bbr3_resave_undo_bounds(sk, st);
+	bbr->tlp_cwr = 0;	/* an ACK since set_state(CWR): no TLP repair */
 
 	bbr_update_round_start(sk, &rs);
 	if (bbr->round_start) {
@@ -558,12 +560,41 @@ static __always_inline u32 bbr3_tso_segs(struct sock *sk)
 				    sk->sk_gso_max_size);
 }
 
+/* Whether this set_state is the end of a TLP repair (google:
+ * CA_EVENT_TLP_RECOVERY). tcp_process_tlp_ack() reports one as
+ * tcp_init_cwnd_reduction() (high_seq = snd_nxt, ssthresh),
+ * set_state(CWR), then tcp_try_keep_open(): set_state(Open or Disorder),
+ * all in one call. tcp_enter_cwr() (ECE in tcp_try_to_open, a qdisc drop
+ * or congestion return in __tcp_transmit_skb) leaves CWR only in a later
+ * ACK's tcp_fastretrans_alert, once snd_una is past high_seq: after a
+ * cong_control (which clears tlp_cwr), or with data sent since (high_seq
+ * below snd_nxt). tp->tlp_retrans stays set until the next probe, so it
+ * alone matched those too (DEVIATIONS.md #4). */
+static __always_inline bool bbr3_tlp_repaired(struct sock *sk, u8 new_state)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr *bbr = inet_csk_ca(sk);
+	bool cwr = bbr->tlp_cwr;
+
+	bbr->tlp_cwr = new_state == TCP_CA_CWR &&
+		       BPF_CORE_READ_BITFIELD(tp, tlp_retrans);
+	return cwr && (new_state == TCP_CA_Open ||
+		       new_state == TCP_CA_Disorder) &&
+	       tp->high_seq == tp->snd_nxt;
+}
+
 /* set_state, plus the two events stock kernels do not send (loss.h). */
 static __always_inline void bbr3_do_set_state(struct sock *sk, u8 new_state)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr *bbr = inet_csk_ca(sk);
 	struct bbr3_sk *st;
+
+	/* ssthresh's save is redone after the ACK's losses only for a
+	 * recovery entry (tcp_enter_recovery); CWR and RTO entries mark
+	 * nothing before it (loss.h). */
+	if (new_state != TCP_CA_Recovery)
+		bbr->undo_resave = 0;
 
 	if (new_state == TCP_CA_Loss && bbr->initialized) {
 		/* An RTO marked the flight lost (tcp_enter_loss, before this
@@ -575,8 +606,8 @@ static __always_inline void bbr3_do_set_state(struct sock *sk, u8 new_state)
 		}
 		bbr_note_loss(sk, tp->delivered);
 	}
-	if (new_state == TCP_CA_CWR && bbr_vparam(sk, loss_probe_recovery) &&
-	    BPF_CORE_READ_BITFIELD(tp, tlp_retrans))
+	if (bbr3_tlp_repaired(sk, new_state) &&
+	    bbr_vparam(sk, loss_probe_recovery))
 		bbr3_tlp_recovery(sk);
 	bbr_set_state(sk, new_state);
 }

@@ -80,7 +80,12 @@ struct bbr {
 		probe_rtt_round_done:1,  /* a BBR_PROBE_RTT round at 4 pkts? */
 		init_cwnd:7,         /* initial cwnd */
 		v2:1,		     /* not in google: bbr2 (v2alpha) ops */
-		unused_1:9;
+		undo_resave:1,	     /* not in google: ssthresh saved the undo
+				      * bounds at recovery entry; save them
+				      * again after this ACK's losses (loss.h) */
+		tlp_cwr:1,	     /* not in google: set_state(CWR) with
+				      * tlp_retrans, no ACK since (loss.h) */
+		unused_1:7;
 	u32	pacing_gain:10,	/* current gain for setting pacing rate */
 		cwnd_gain:10,	/* current gain for setting cwnd */
 		full_bw_reached:1,   /* reached full bw in Startup? */

@@ -91,7 +91,10 @@ static __always_inline void bbr_loss_lower_bounds(struct sock *sk)
 
 /* bbr_adapt_lower_bounds: when not
  * probing, cut bw_lo and inflight_lo per round with loss, and inflight_lo by
- * (1 - alpha*ecn_factor) per round with ECN. */
+ * (1 - alpha*ecn_factor) per round with ECN on an ECN-eligible flow.
+ * v2alpha (bbr2_adapt_lower_bounds) checks ecn_eligible here, since its
+ * ecn_in_round counts every ECE; v3 notes ECE only when eligible (bbr_main)
+ * and eligibility never ends, so the check is v3's own too. */
 static void bbr_adapt_lower_bounds(struct sock *sk)
 {
 	struct bbr *bbr = inet_csk_ca(sk);
@@ -103,7 +106,8 @@ static void bbr_adapt_lower_bounds(struct sock *sk)
 		return;
 
 	/* ECN response. */
-	if (bbr->ecn_in_round && bbr_param(sk, ecn_factor)) {
+	if (bbr->ecn_in_round && bbr->ecn_eligible &&
+	    bbr_param(sk, ecn_factor)) {
 		bbr_init_lower_bounds(sk, false);
 		ecn_inflight_lo = bbr_ecn_cut(sk, bbr->inflight_lo);
 	}
@@ -193,8 +197,14 @@ static bool bbr_is_inflight_too_high(const struct sock *sk,
 /* bbr_inflight_hi_from_lost_skb: the inflight at which the loss rate crossed
  * loss_thresh inside the lost skb of pcount packets, solving
  * (lost_prev + p) / (inflight_prev + p) = loss_thresh for the prefix p,
- * rounded up. ~0U if the sample is inconsistent. (google takes the skb;
- * here its pcount, see loss.h.) */
+ * rounded up. (google takes the skb; here its pcount, see loss.h.)
+ * DEVIATION (#3b): google's skb carries its own stamps, so its pcount is
+ * within its tx.in_flight and tx.lost, and it returns ~0U (removing the
+ * bound) only after a WARN on an inconsistent skb. Here a group of lost
+ * packets shares the stamps of the ACK's sampled skb (a retransmission
+ * has tx_in_flight 1), so the group can exceed them: it is taken as the
+ * part of it the sample holds, min(pcount, tx_in_flight, lost), and the
+ * answer is never ~0U. */
 static u32 bbr_inflight_hi_from_lost_skb(const struct sock *sk,
 					 const struct bbr_rs *rs, u32 pcount)
 {
@@ -203,15 +213,13 @@ static u32 bbr_inflight_hi_from_lost_skb(const struct sock *sk,
 	s32 inflight_prev, lost_prev;
 	u64 loss_budget, lost_prefix;
 
+	pcount = min(pcount, min(rs->tx_in_flight, rs->lost));
+
 	/* How much data was in flight before this skb? */
 	inflight_prev = rs->tx_in_flight - pcount;
-	if (inflight_prev < 0)
-		return ~0U;	/* google: WARN_ONCE (inconsistent sample) */
 
 	/* How much inflight data was marked lost before this skb? */
 	lost_prev = rs->lost - pcount;
-	if (lost_prev < 0)
-		return ~0U;	/* google: WARN_ONCE */
 
 	/* At what prefix of this lost skb did losss rate exceed loss_thresh? */
 	loss_budget = (u64)inflight_prev * loss_thresh + BBR_UNIT - 1;
@@ -221,9 +229,7 @@ static u32 bbr_inflight_hi_from_lost_skb(const struct sock *sk,
 	} else {
 		lost_prefix = loss_budget - lost_prev;
 		lost_prefix <<= BBR_SCALE;
-		divisor = BBR_UNIT - loss_thresh;
-		if (!divisor)  /* loss_thresh is 8 bits */
-			return ~0U;
+		divisor = BBR_UNIT - loss_thresh;	/* > 0: 8-bit loss_thresh */
 		lost_prefix /= divisor;
 	}
 

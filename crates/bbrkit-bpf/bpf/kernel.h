@@ -89,6 +89,7 @@ struct tcp_sock {
 	u32 snd_cwnd_clamp;
 	u32 snd_ssthresh;
 	u32 snd_nxt;
+	u32 high_seq;
 	u32 prior_cwnd;
 	u32 mss_cache;
 	u32 srtt_us;

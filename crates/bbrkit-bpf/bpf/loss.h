@@ -57,13 +57,19 @@ static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs,
 
 	if (!bbr->bw_probe_samples)
 		return;  /* not an skb sent while probing for bandwidth */
-	if (!ack_rs->tx_in_flight)
-		return;  /* no send snapshot for this ACK */
 	/* We are probing for bandwidth. Construct a rate sample that
 	 * estimates what happened in the flight leading up to this lost skb,
-	 * then see if the loss rate went too high, and if so at which packet. */
-	rs.tx_in_flight = ack_rs->tx_in_flight;
-	rs.lost = ack_rs->lost;
+	 * then see if the loss rate went too high, and if so at which packet.
+	 * DEVIATION (#3d): an ACK without a sampled skb has no send snapshot;
+	 * its lost packets get the fallback of a snapshot miss (#1/#2: the
+	 * flight before this ACK and this ACK's losses, at least pcount). */
+	if (ack_rs->tx_in_flight) {
+		rs.tx_in_flight = ack_rs->tx_in_flight;
+		rs.lost = ack_rs->lost;
+	} else {
+		rs.tx_in_flight = ack_rs->prior_in_flight;
+		rs.lost = max(ack_rs->losses, pcount);
+	}
 	rs.is_app_limited = ack_rs->is_app_limited;
 	if (bbr_is_inflight_too_high(sk, &rs)) {
 		rs.tx_in_flight = bbr_inflight_hi_from_lost_skb(sk, &rs, pcount);
@@ -73,9 +79,10 @@ static void bbr_skb_marked_lost(struct sock *sk, const struct bbr_rs *ack_rs,
 
 /* bbr_run_loss_probe_recovery (google: CA_EVENT_TLP_RECOVERY): a tail-loss
  * probe repaired the loss of one segment.
- * DEVIATION: stock kernels send no such event; bbr3_set_state calls this on
- * entering CWR while tp->tlp_retrans is set, which is how
- * tcp_process_tlp_ack() reports a TLP-repaired loss (see DEVIATIONS.md).
+ * DEVIATION: stock kernels send no such event; bbr3_set_state calls this
+ * when tcp_process_tlp_ack()'s sequence (CWR with tp->tlp_retrans, then
+ * Open/Disorder in the same call) reports a TLP-repaired loss
+ * (bbr3_tlp_repaired, DEVIATIONS.md #4).
  * tlp_orig_data_app_limited does not exist in stock kernels: whether the
  * flow is app-limited now (tp->app_limited) stands in. */
 static void bbr_run_loss_probe_recovery(struct sock *sk)
@@ -137,21 +144,41 @@ static __always_inline void bbr_save_undo_bounds(struct sock *sk,
 }
 
 /* bbr_ssthresh: entering recovery; save cwnd and the loss-adapted bounds
- * for undo. Returns ssthresh unchanged (BBR does not use it). */
+ * for undo. Returns ssthresh unchanged (BBR does not use it).
+ * DEVIATION (#3c): at recovery entry google's bounds already carry the
+ * cuts of the skbs marked lost before tcp_enter_recovery() (its
+ * skb_marked_lost ran as they were marked); here those marks are taken in
+ * the cong_control that follows, so undo_resave asks bbr_main to save the
+ * bounds again right after taking them (bbr3_resave_undo_bounds), if
+ * set_state(Recovery) follows this call. */
 static u32 bbr_ssthresh(struct sock *sk)
 {
 	bbr_save_cwnd(sk);
 	/* For undo, save state that adapts based on loss signal. */
 	bbr_save_undo_bounds(sk, bbr_sk(sk));
+	inet_csk_ca(sk)->undo_resave = 1;
 	return tcp_sk(sk)->snd_ssthresh;
 }
 
-/* A TLP-repaired loss, seen at set_state(CWR). google's order is
- * CA_EVENT_TLP_RECOVERY (bbr_run_loss_probe_recovery: may cut inflight_hi)
- * and then tcp_init_cwnd_reduction() -> bbr_ssthresh() (saves the bounds
- * for undo). Stock tcp_process_tlp_ack() calls ssthresh first and reaches
- * us only after; so save the bounds again after the cut, and an undo
- * restores what google's would (DEVIATIONS.md #4). */
+/* In bbr_main after the losses are taken: the save of a recovery entry in
+ * this ACK, again, with the cuts google's would have made before it. */
+static __always_inline void bbr3_resave_undo_bounds(struct sock *sk,
+						    struct bbr3_sk *st)
+{
+	struct bbr *bbr = inet_csk_ca(sk);
+
+	if (!bbr->undo_resave)
+		return;
+	bbr->undo_resave = 0;
+	bbr_save_undo_bounds(sk, st);
+}
+
+/* A TLP-repaired loss. google's order is CA_EVENT_TLP_RECOVERY
+ * (bbr_run_loss_probe_recovery: may cut inflight_hi) and then
+ * tcp_init_cwnd_reduction() -> bbr_ssthresh() (saves the bounds for undo).
+ * Stock tcp_process_tlp_ack() calls ssthresh first and reaches us only
+ * after; so save the bounds again after the cut, and an undo restores what
+ * google's would (DEVIATIONS.md #4). */
 static __always_inline void bbr3_tlp_recovery(struct sock *sk)
 {
 	struct bbr3_sk *st;

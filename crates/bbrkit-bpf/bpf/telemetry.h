@@ -69,7 +69,7 @@ struct bbr3_counters {
 	__u32 too_high_tlp;	/* ... a TLP-repaired loss (loss probe recovery) */
 	__u32 startup_loss_exits; /* STARTUP ended by loss (queue too high) */
 	__u32 lost_rto;		/* packets marked lost by an RTO (seen at set_state(Loss)) */
-	__u32 tlp_repairs;	/* TLP-repaired losses (set_state(CWR) with tlp_retrans) */
+	__u32 tlp_repairs;	/* TLP-repaired losses (loss.h: bbr3_tlp_repaired) */
 	__u64 hi_at_hit_sum;	/* sum of inflight_hi just after each too-high hit */
 	__u32 hi_at_hit_last;	/* inflight_hi just after the latest too-high hit */
 	__u32 hi_at_hit_min;	/* smallest of them (~0U: none yet) */

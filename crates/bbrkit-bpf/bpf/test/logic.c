@@ -120,6 +120,50 @@ static void ack(u64 now_us, u32 acked, u32 prior_delivered, long interval_us,
 	bbr3_main(sk, 0, 0, &rs);
 }
 
+/* One ACK as ack(), with the stack's ACK flags (FLAG_ECE), `ce` of the
+ * acked packets CE-marked, and the sampled skb ending at `end_seq`;
+ * interval_us < 0: no skb sampled (rs->prior_mstamp 0, tcp_rate_gen). */
+static void ack_ex(u64 now_us, u32 acked, u32 prior_delivered,
+		  long interval_us, int losses, int flag, u32 ce, u32 end_seq)
+{
+	struct rate_sample rs = {0};
+
+	tp.tcp_mstamp = now_us;
+	tp.tcp_clock_cache = now_us * 1000;
+	tp.delivered_mstamp = now_us;
+	tp.delivered += acked;
+	tp.delivered_ce += ce;
+	tp.lost += losses;
+	rs.prior_mstamp = interval_us < 0 ? 0 : now_us - interval_us;
+	rs.prior_delivered = prior_delivered;
+	rs.delivered = interval_us < 0 ? -1 : tp.delivered - prior_delivered;
+	rs.delivered_ce = ce;
+	rs.interval_us = interval_us;
+	rs.rtt_us = 10000;
+	rs.losses = losses;
+	rs.acked_sacked = acked;
+	rs.prior_in_flight = tp.packets_out;
+	rs.last_end_seq = end_seq;
+	bbr3_main(sk, 0, flag, &rs);
+}
+
+/* A socket in ProbeBW UP, probing (bw_probe_samples), inflight_hi 100,
+ * cwnd 40 under a BDP far above it: a "too high" verdict leaves
+ * inflight_hi = target_inflight (cwnd 40) * (1 - beta). */
+static void probing_up(bool v2)
+{
+	new_socket(v2);
+	bbr->mode = BBR_PROBE_BW;
+	bbr->full_bw_reached = 1;
+	bbr_set_cycle_idx(sk, BBR_BW_PROBE_UP);
+	bbr->bw_probe_samples = 1;
+	bbr->inflight_hi = 100;
+	bbr->min_rtt_us = 10000;
+	bbr->bw_hi[1] = 100 << 20;
+	tp.snd_cwnd = 40;
+}
+#define HI_AFTER_CUT (40 * (BBR_UNIT - bbr_beta) / BBR_UNIT)
+
 /* ---- The checks ---- */
 
 /* google's bbr_set_cycle_idx: every ProbeBW phase change needs a new cwnd
@@ -161,9 +205,12 @@ static void a_tlp_repair_saves_the_bounds_after_the_cut(void)
 	bbr->bw_hi[1] = 100 << 20;	/* a BDP far above cwnd */
 	tp.snd_cwnd = 40;		/* target_inflight: cwnd 40 */
 
-	bbr3_ssthresh(sk);		/* tcp_init_cwnd_reduction() */
 	tp.tlp_retrans = 1;
+	tp.snd_nxt = 10 * 1448;
+	bbr3_ssthresh(sk);		/* tcp_init_cwnd_reduction() */
+	tp.high_seq = tp.snd_nxt;
 	bbr3_set_state(sk, TCP_CA_CWR);	/* tcp_set_ca_state(CWR) */
+	bbr3_set_state(sk, TCP_CA_Open);	/* tcp_try_keep_open() */
 	CHECK(bbr->inflight_hi == 40 * (BBR_UNIT - bbr_beta) / BBR_UNIT);	/* target * (1 - beta) */
 	CHECK(storage.cnt.too_high_tlp == 1 && storage.cnt.tlp_repairs == 1);
 	CHECK(storage.cnt.hi_at_hit_last == bbr->inflight_hi);
@@ -315,6 +362,128 @@ static void bbr2_follows_v2alpha(void)
 	CHECK(bbr_pacing_gain(sk, BBR_BW_PROBE_DOWN) == BBR_UNIT * 3 / 4);
 }
 
+/* Issue 30 #1: CE marks on an ECN flow. v2alpha's bbr2_adapt_lower_bounds
+ * cuts inflight_lo on ECN only when ecn_eligible, which the default
+ * bbr_ecn_enable=0 never sets; v3 notes ECE only when eligible
+ * (bbr_can_use_ecn: never on a stock kernel). Eligible, both cut. */
+static void ce_marks_cut_inflight_lo_only_when_ecn_eligible(void)
+{
+	u32 i, eligible;
+
+	for (i = 0; i < 4; i++) {
+		bool v2 = i & 1;
+
+		eligible = i >> 1;
+		new_socket(v2);
+		bbr->mode = BBR_PROBE_BW;
+		bbr->full_bw_reached = 1;
+		bbr_set_cycle_idx(sk, BBR_BW_PROBE_CRUISE);	/* not probing */
+		bbr->cycle_mstamp = (u32)tp.tcp_mstamp;
+		bbr->probe_wait_us = 2000000;		/* nor about to */
+		bbr->min_rtt_us = 10000;
+		bbr->bw_hi[1] = 10 << 20;
+		bbr->ecn_eligible = eligible;
+		tp.snd_cwnd = 40;
+		tp.packets_out = 20;
+		tp.snd_nxt = 40 * 1448;
+		ack_ex(1010000, 4, 0, 10000, 0, 0, 0, tp.snd_nxt);
+		/* CE on the ACK that ends the loss round (before v3's ECN
+		 * reprobe would move an eligible flow to REFILL) */
+		ack_ex(1011000, 4, 2, 10000, 0, FLAG_ECE, 4, tp.snd_nxt);
+		if (eligible)
+			CHECK(bbr->inflight_lo < 40);
+		else
+			CHECK(bbr->inflight_lo == ~0U);
+	}
+}
+
+/* Issue 30 #2: recovery entry. The stack marks the lost skbs first
+ * (google's skb_marked_lost: may cut inflight_hi), then
+ * tcp_enter_recovery() -> ssthresh() saves the bounds, then
+ * set_state(Recovery), then cong_control (where the port takes the
+ * marks). A spurious recovery's undo restores the saved, cut, bounds. */
+static void an_undo_restores_the_bounds_saved_after_the_loss_cut(void)
+{
+	probing_up(false);
+	tp.snd_nxt = 0;
+	bbr3_ssthresh(sk);			/* tcp_init_cwnd_reduction() */
+	bbr3_set_state(sk, TCP_CA_Recovery);
+	tp.snd_nxt = 10 * 1448;
+	ack_ex(1010000, 10, 0, 10000, 5, 0, 0, tp.snd_nxt);	/* 5 of 10 lost */
+	CHECK(storage.cnt.too_high_lost == 1);
+	CHECK(bbr->inflight_hi == HI_AFTER_CUT);
+
+	bbr3_undo_cwnd(sk);			/* the recovery was spurious */
+	CHECK(bbr->inflight_hi == HI_AFTER_CUT);
+}
+
+/* Issue 30 #3: the losses of one ACK taken as one skb of pcount packets
+ * with the send stamps of the ACK's sampled skb, here a retransmission
+ * of data sent before the newest snapshot (tx_in_flight rebuilt as 1,
+ * below the group's 5): google's per-skb stamps never get there (it
+ * WARNs and returns ~0U); the port must not lift inflight_hi to ~0U. */
+static void a_grouped_loss_never_removes_inflight_hi(void)
+{
+	probing_up(false);
+	tp.snd_nxt = 10 * 1448;
+	ack_ex(1010000, 10, 0, 10000, 5, 0, 0, (u32)-1448);
+	CHECK(storage.cnt.too_high_lost == 1);
+	CHECK(bbr->inflight_hi == HI_AFTER_CUT);
+	CHECK(storage.cnt.hi_at_hit_max != ~0U);
+}
+
+/* Issue 30, minor: losses marked by an ACK that sampled no skb (a dupack
+ * delivering nothing new) still get the lost-packet check, on the
+ * fallback sample of a snapshot miss: in flight before the ACK (10) and
+ * its losses (5), too high. */
+static void losses_on_an_ack_without_a_sample_are_checked(void)
+{
+	probing_up(false);
+	tp.packets_out = 10;
+	tp.snd_nxt = 10 * 1448;
+	ack_ex(1010000, 0, 0, -1, 5, 0, 0, 0);
+	CHECK(storage.cnt.no_sample == 1);
+	CHECK(storage.cnt.too_high_lost == 1);
+	CHECK(bbr->inflight_hi == HI_AFTER_CUT);
+}
+
+/* Issue 30 #4: a qdisc drop (tcp_enter_cwr() from __tcp_transmit_skb) on a
+ * flow whose last loss probe was a retransmit (tp->tlp_retrans stays set)
+ * is no TLP repair: CWR is left a round later, after ACKs, once snd_una
+ * passes high_seq. Only tcp_process_tlp_ack() enters CWR and leaves it
+ * for Open/Disorder in the same call. Neither is a loss. */
+static void a_qdisc_drop_after_a_tlp_is_no_loss(void)
+{
+	probing_up(false);
+	bbr->inflight_latest = 20;	/* a TLP repair would be too high */
+	tp.tlp_retrans = 1;		/* from an earlier probe */
+	tp.snd_nxt = 10 * 1448;
+	bbr3_ssthresh(sk);		/* tcp_enter_cwr(): init_cwnd_reduction */
+	tp.high_seq = tp.snd_nxt;
+	bbr3_set_state(sk, TCP_CA_CWR);
+	tp.snd_nxt += 10 * 1448;	/* the stack sends on */
+	ack_ex(1010000, 2, 0, 10000, 0, 0, 0, tp.snd_nxt);
+	bbr3_set_state(sk, TCP_CA_Open);	/* snd_una after high_seq */
+	CHECK(!bbr->loss_in_round && storage.cnt.loss_events == 0);
+	CHECK(storage.cnt.tlp_repairs == 0 && storage.cnt.too_high_tlp == 0);
+	CHECK(bbr->inflight_hi == 100);
+
+	/* The same with the ECE of an ACK (tcp_try_to_open -> tcp_enter_cwr). */
+	probing_up(false);
+	bbr->inflight_latest = 20;
+	tp.tlp_retrans = 1;
+	tp.snd_nxt = 10 * 1448;
+	bbr3_ssthresh(sk);
+	tp.high_seq = tp.snd_nxt;
+	bbr3_set_state(sk, TCP_CA_CWR);
+	ack_ex(1010000, 2, 0, 10000, 0, FLAG_ECE, 2, tp.snd_nxt);
+	tp.snd_nxt += 10 * 1448;
+	ack_ex(1020000, 2, 2, 10000, 0, 0, 0, tp.snd_nxt);
+	bbr3_set_state(sk, TCP_CA_Open);
+	CHECK(storage.cnt.tlp_repairs == 0 && storage.cnt.too_high_tlp == 0);
+	CHECK(bbr->inflight_hi == 100);
+}
+
 int main(void)
 {
 	phase_changes_clear_the_fast_path();
@@ -325,6 +494,11 @@ int main(void)
 	a_failed_storage_is_counted_and_retried();
 	the_send_snapshot_is_found();
 	bbr2_follows_v2alpha();
+	ce_marks_cut_inflight_lo_only_when_ecn_eligible();
+	an_undo_restores_the_bounds_saved_after_the_loss_cut();
+	a_grouped_loss_never_removes_inflight_hi();
+	a_qdisc_drop_after_a_tlp_is_no_loss();
+	losses_on_an_ack_without_a_sample_are_checked();
 	printf("%d check(s) failed\n", failures);
 	return failures ? 1 : 0;
 }

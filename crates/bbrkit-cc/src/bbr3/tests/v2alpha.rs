@@ -213,3 +213,28 @@ fn the_fast_path_skips_the_loss_round_in_v2alpha() {
         assert_eq!(s.bbr.loss_round_start, i == 1, "{}", s.bbr.name());
     }
 }
+
+/// `bbr2_adapt_lower_bounds` cuts `inflight_lo` on ECN only when
+/// `ecn_eligible`, which v2alpha's default `bbr_ecn_enable = 0` never sets;
+/// v3 notes ECE only when eligible. Eligible (v2alpha with
+/// `bbr_ecn_enable`, v3 on an ECN_LOW route), both cut. The BPF object's
+/// `ce_marks_cut_inflight_lo_only_when_ecn_eligible` (issue 30 #1).
+#[test]
+fn ce_marks_cut_inflight_lo_only_when_ecn_eligible() {
+    for eligible in [false, true] {
+        for mut s in both() {
+            s.go_cruise();
+            s.bbr.ecn_eligible = eligible;
+            s.bbr.inflight_lo = INF;
+            // CE on the ACK that ends the loss round (before v3's ECN
+            // reprobe would move an eligible flow to REFILL).
+            s.ack(A {
+                new_round: true,
+                delivered_ce: 5,
+                ..A::inflight(50)
+            });
+            let cut = s.bbr.inflight_lo < INF;
+            assert_eq!(cut, eligible, "{}: eligible {eligible}", s.bbr.name());
+        }
+    }
+}
