@@ -170,6 +170,39 @@ lab() {
 lab lab cubic,bbr
 lab lab-bbr3 cubic,bbr,bbr3
 
+# trial: a live trial cubic vs bbr on a throwaway cgroup, over the lab's
+# request workload served from that cgroup (`lab --cc host`: the lab sets no
+# algorithm, the trial's program draws each connection's arm); asserts
+# that it ends and has records from both arms (docs/trial.md, "A trial over
+# the lab").
+cg=/sys/fs/cgroup/kernels-trial
+mkdir -p $cg
+bbrkit trial --json --arms cubic,bbr --cgroup $cg --duration 40s --interval 10s >/tmp/trial.json 2>/tmp/trial.err &
+tp=$!
+i=0
+while ! grep -q 'attached to' /tmp/trial.err && [ $i -lt 60 ] && kill -0 $tp 2>/dev/null; do
+	sleep 1
+	i=$((i + 1))
+done
+run bbrkit lab --cc host --cgroup $cg --workload 1mb --clients 4 --duration 10s --runs 1
+lrc=$rc
+wait $tp
+trc=$?
+echo "  \$ bbrkit trial --json --arms cubic,bbr --cgroup $cg --duration 40s --interval 10s -> exit $trc"
+sed 's/^/  | /' /tmp/trial.err
+conns=$(awk '/"arms": \[/ {on = 1} on && /"connections":/ {gsub(/,/, "", $2); printf "%s ", $2; n++; if (n == 2) exit}' /tmp/trial.json)
+set -- $conns
+if [ "$trc" != 0 ]; then
+	step trial fail "trial: exit $trc: $(tail -1 /tmp/trial.err)"
+elif [ "$lrc" != 0 ]; then
+	step trial fail "lab --cc host: exit $lrc"
+elif [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ]; then
+	step trial ok "records: cubic $1, bbr $2 connections; $(grep -o '"verdict": "[a-z_]*"' /tmp/trial.json | head -1)"
+else
+	step trial fail "connections per arm: '${1:-}' '${2:-}'"
+fi
+rmdir $cg 2>/dev/null
+
 echo "SCENARIO $(($(cut -d. -f1 /proc/uptime) - t0))"
 echo END
 poweroff -f

@@ -2,7 +2,8 @@
 # The kernel matrix (issue 31): boots Debian's own cloud kernels in qemu and
 # runs one scenario of the release binary on each (contrib/tests/
 # kernels-guest.sh: check, doctor, enable/verify/rollback of bbr, bbr3 and
-# bbr2, a policy with a port rule and a real connection, a short lab).
+# bbr2, a policy with a port rule and a real connection, a short lab, a
+# short live trial over lab traffic).
 #
 #   contrib/tests/kernels.sh [VERSION...]      VERSION: 5.10 6.1 6.12 (default all)
 #
@@ -44,7 +45,7 @@ vm_smp=${BBRKIT_VM_SMP:-2}
 # expected outcome today (bbr3/bbr2 need cong_control with 4 arguments,
 # Linux >= 6.10, until the 2-argument object exists; 5.10 cannot write
 # sk_pacing_rate from a BPF CA at all).
-steps=(check doctor bbr bbr3 bbr2 policy lab lab-bbr3)
+steps=(check doctor bbr bbr3 bbr2 policy lab lab-bbr3 trial)
 expect_refused() { # VERSION STEP
 	case "$1:$2" in
 	5.10:bbr3 | 5.10:bbr2 | 5.10:lab-bbr3 | 6.1:bbr3 | 6.1:bbr2 | 6.1:lab-bbr3) return 0 ;;
