@@ -24,7 +24,9 @@
 # VM that does not finish fails its kernel. Prints a table kernel x step
 # (ok / refused (expected) / FAIL / missing) and writes it as markdown to
 # $BBRKIT_KERNELS_TABLE (default target/kernels/table.md), with the logs
-# beside it. Exit 1 on any FAIL, missing step or unexpected outcome; 2 on
+# beside it; with BBRKIT_KERNELS_DOCS=1 the table also replaces the one
+# between `<!-- kernels-table -->` markers in README.md, docs/bpf.md and
+# docs/kernels.md. Exit 1 on any FAIL, missing step or unexpected outcome; 2 on
 # bad usage. Root is not needed (qemu runs unprivileged). Needs
 # qemu-system-x86, busybox-static, kmod, cpio (contrib/deps.sh test).
 set -euo pipefail
@@ -297,5 +299,16 @@ for v in "${versions[@]}"; do
 	done
 done
 printf 'time %s\n' "${times[@]}"
+# --docs (BBRKIT_KERNELS_DOCS=1): the table replaces the one between the
+# markers in the README, docs/bpf.md and docs/kernels.md.
+if [ "${BBRKIT_KERNELS_DOCS:-0}" = 1 ]; then
+	for f in README.md docs/bpf.md docs/kernels.md; do
+		grep -q '^<!-- kernels-table -->$' "$repo/$f" || continue
+		awk -v t="$table_md" '/^<!-- \/kernels-table -->$/ {skip = 0}
+			!skip {print}
+			/^<!-- kernels-table -->$/ {while ((getline l < t) > 0) print l; skip = 1}' \
+			"$repo/$f" >"$work/doc" && cat "$work/doc" >"$repo/$f"
+	done
+fi
 echo "kernels.sh: load $(cut -d' ' -f1-3 /proc/loadavg); table in $table_md, logs in $outdir"
 exit "$failed"
