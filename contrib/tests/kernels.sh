@@ -19,7 +19,7 @@
 # built first (`cargo build --release --locked -p bbrkit`).
 #
 # Each VM: qemu TCG (KVM only with BBRKIT_KVM=1 and only if a probe boot
-# answers in time), 2 GB, BBRKIT_VM_SMP (default 2) CPUs, serial console to a
+# answers in time), 2 GB, BBRKIT_VM_SMP (default 1) CPUs, serial console to a
 # log, -no-reboot, a timeout of BBRKIT_VM_TIMEOUT seconds (default 600); a
 # VM that does not finish fails its kernel. Prints a table kernel x step
 # (ok / refused (expected) / FAIL / missing) and writes it as markdown to
@@ -41,7 +41,7 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 outdir=$repo/target/kernels
 table_md=${BBRKIT_KERNELS_TABLE:-$outdir/table.md}
 vm_timeout=${BBRKIT_VM_TIMEOUT:-600}
-vm_smp=${BBRKIT_VM_SMP:-2}
+vm_smp=${BBRKIT_VM_SMP:-1}
 
 # The steps the guest prints, in order, and where a one-line refusal is the
 # expected outcome today (bbr3/bbr2 need cong_control with 4 arguments,
