@@ -36,6 +36,15 @@ TEST="prometheus iproute2 nftables systemd procps clang-19 llvm-19 libbpf-dev"
 #   python3-apt python3-venv  - Ansible's apt module on the managed host; the
 #                               pinned ansible-core's virtualenv
 TEST="$TEST prometheus-node-exporter lintian man-db zsh fish python3-apt python3-venv"
+# The kernel matrix (contrib/tests/kernels.sh, docs/kernels.md):
+#   qemu-system-x86  - boots each Debian kernel (qemu-system-x86_64, TCG)
+#   busybox-static   - the initramfs's shell and tools (/init is a sh script)
+#   kmod             - depmod: modules.dep for the kernel package's tree and
+#                      for the modules the initramfs carries
+#   cpio             - packs the initramfs (newc)
+#   xz-utils zstd    - decompress the kernel's .ko.xz (.ko.zst) modules
+#                      (busybox's modprobe loads plain .ko)
+TEST="$TEST qemu-system-x86 busybox-static kmod cpio xz-utils zstd"
 
 die() {
 	echo "bbrkit: $*" >&2
