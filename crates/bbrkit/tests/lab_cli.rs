@@ -1041,18 +1041,22 @@ fn workload_keepalive_saves_one_round_trip() {
          {kept:.1}/{kept_p90:.1} ms keep-alive; saved {:.1} ms",
         fresh - kept
     );
-    // Keep-alive: request + response, one 50 ms round trip at least.
-    assert!(kept >= 50.0, "keep-alive p50 {kept} ms");
-    // The handshake's round trip, give or take the scheduling delay a
-    // loaded 2-core machine adds to either median (seen: ~10-15 ms).
-    // Medians of 300-600 requests each, not tails. Spread, measured
-    // 09:00 UTC at load average 7 from other builds, these two runs twice
-    // each, alternating: p50 103.4 and 105.2 ms new, 52.3 and 51.5 ms kept,
-    // saved 51.1 and 53.7 ms; the bounds leave ~15 ms either side.
-    let saved = fresh - kept;
+    // Medians of 300-600 requests each, each against the physical floor,
+    // not one median against the other's: a loaded machine only adds to a
+    // completion time, and more to a new connection's (connect, accept and
+    // a server thread each wait for a CPU) than to a kept one's. Measured
+    // at load average 7 from other builds, twice each, alternating: p50
+    // 103.4 / 105.2 ms new, 52.3 / 51.5 ms kept; with a `bbrkit lab` loop
+    // beside (load 11.8): 112.6 ms new, 51.7 ms kept (saved 60.8 ms, 9 ms
+    // short of the old bound on the difference, 35-70 ms).
+    // A new connection: handshake + request, two 50 ms round trips at least.
+    assert!(fresh >= 100.0, "new-connection p50 {fresh} ms");
+    // Keep-alive: request + response, one round trip at least, and below
+    // one and a half: the handshake's round trip is gone (with it, the
+    // median could not be under 100 ms).
     assert!(
-        (35.0..=70.0).contains(&saved),
-        "saved {saved:.1} ms, not about one 50 ms round trip"
+        (50.0..75.0).contains(&kept),
+        "keep-alive p50 {kept:.1} ms, not about one 50 ms round trip"
     );
 }
 
