@@ -889,23 +889,74 @@ fn same_shape_as_sim_compete(lab: &serde_json::Value) {
     );
 }
 
-/// The p99 completion time of a class in a workload report.
-fn p99(doc: &serde_json::Value, cc_index: usize, class: &str) -> (String, u64, f64) {
-    let r = &doc["conditions"][0]["results"][cc_index];
-    let c = &r["classes"][class];
-    (
-        r["cc"].as_str().unwrap().to_string(),
-        c["requests"].as_u64().unwrap(),
-        c["fct_ms"]["p99"].as_f64().unwrap(),
-    )
+/// The p50 and p90 completion times of `class` per algorithm, pooled over
+/// the runs the lab did not mark spoiled (its own verdict: late frames or
+/// drops outside the emulated link, after its repeat), from the per-request
+/// rows of `--timeseries` (`condition,cc,run,request,bytes,fct_ms`).
+/// Returns (cc, requests, p50, p90) in the report's order.
+fn unspoiled_fct(
+    doc: &serde_json::Value,
+    csv: &Path,
+    class: bbrkit_vocab::workload::SizeClass,
+) -> Vec<(String, usize, f64, f64)> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<(String, u64, u64, f64)> = text
+        .lines()
+        .skip(1)
+        .map(|line| {
+            // From the end: the condition label is quoted and may hold commas.
+            let f: Vec<&str> = line.rsplitn(6, ',').collect();
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            (f[4].to_string(), num(3) as u64, num(1) as u64, num(0))
+        })
+        .collect();
+    let results = doc["conditions"][0]["results"].as_array().unwrap();
+    results
+        .iter()
+        .map(|r| {
+            let cc = r["cc"].as_str().unwrap();
+            let good: Vec<u64> = r["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|run| !run["spoiled"].as_bool().unwrap())
+                .map(|run| run["run"].as_u64().unwrap())
+                .collect();
+            assert!(!good.is_empty(), "every {cc} run spoiled: {r}");
+            let fct: Vec<f64> = rows
+                .iter()
+                .filter(|(c, run, bytes, _)| {
+                    c == cc
+                        && good.contains(run)
+                        && bbrkit_vocab::workload::SizeClass::of(*bytes) == class
+                })
+                .map(|row| row.3)
+                .collect();
+            let n = fct.len();
+            let q = bbrkit_vocab::stats::FctQuantiles::of(fct).expect("completed requests");
+            (cc.to_string(), n, q.p50, q.p90)
+        })
+        .collect()
 }
 
-/// `004_*`: large objects over a long lossy path complete sooner with BBR.
-/// The run also writes `--timeseries` (one row per request) and `--plot`
-/// (FCT CDFs).
+/// `004_*`: large objects over a long lossy path complete several times
+/// sooner with BBR. The run also writes `--timeseries` (one row per
+/// request) and `--plot` (FCT CDFs).
+///
+/// Medians, not tails: CUBIC completes only ~10 requests in a run, so its
+/// p99 is its slowest request and one run's tail against another's would
+/// decide the test. The claim is physical (CUBIC at 1 % loss and 100 ms
+/// RTT is loss-bound, ~3 Mbit/s per flow by Mathis et al., so 4 MB takes
+/// ~10 s; BBR is not) and a loaded CPU can only slow BBR. Measured
+/// 08:57-08:59 UTC, load average 6-7 from other builds, `lab --workload
+/// 4mb --clients 8 --cc cubic,bbr --delay 50ms --loss 1% --runs 2
+/// --duration 10s`, seeds 5 and 6, four runs per arm: p50 BBR 766-799 ms
+/// (97-103 requests a run), CUBIC 10.4-12.1 s (9-11 requests); the
+/// smallest CUBIC/BBR ratio of runs paired in time 13.3. The test asks
+/// for 5x: BBR's median would have to grow 2.7x to fail it.
 #[test]
 #[ignore = "needs root"]
-fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
+fn workload_4mb_at_50ms_and_1pct_loss_bbr_finishes_5x_sooner() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("w.csv"), dir.path().join("w.svg"));
@@ -932,13 +983,7 @@ fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
         "5",
     ]);
     assert_eq!(doc["mode"], "workload");
-    let (c, cn, cubic) = p99(&doc, 0, "1mb_10mb");
-    let (b, bn, bbr) = p99(&doc, 1, "1mb_10mb");
-    assert_eq!((c.as_str(), b.as_str()), ("cubic", "bbr"));
-    assert!(cn >= 4 && bn >= 4, "requests: cubic {cn}, bbr {bn}");
-    assert!(bbr < cubic, "p99 bbr {bbr} ms vs cubic {cubic} ms");
     let results = doc["conditions"][0]["results"].as_array().unwrap();
-    assert_eq!(results[1]["server_tcp_congestion"][0], "bbr");
     let requests: u64 = results
         .iter()
         .map(|r| r["requests"].as_u64().unwrap())
@@ -946,6 +991,18 @@ fn workload_4mb_at_50ms_and_1pct_loss_bbr_has_the_lower_p99() {
     let rows = assert_csv(&csv, "condition,cc,run,request,bytes,fct_ms");
     assert_eq!(rows as u64, requests, "one row per completed request");
     assert_svg(&svg);
+    assert_eq!(results[1]["server_tcp_congestion"][0], "bbr");
+    let fct = unspoiled_fct(&doc, &csv, bbrkit_vocab::workload::SizeClass::To10Mb);
+    println!("4 MB at 50 ms + 1 %: (cc, requests, p50 ms, p90 ms) {fct:?}");
+    let [(c, cn, cubic, _), (b, bn, bbr, _)] = &fct[..] else {
+        panic!("two algorithms: {fct:?}")
+    };
+    assert_eq!((c.as_str(), b.as_str()), ("cubic", "bbr"));
+    assert!(*cn >= 4 && *bn >= 4, "requests: cubic {cn}, bbr {bn}");
+    assert!(
+        bbr * 5.0 < *cubic,
+        "p50 bbr {bbr:.0} ms vs cubic {cubic:.0} ms: not 5x sooner"
+    );
 }
 
 /// `--keepalive` skips the handshake: on the same path its median 10 kB
@@ -984,28 +1041,54 @@ fn workload_keepalive_saves_one_round_trip() {
          {kept:.1}/{kept_p90:.1} ms keep-alive; saved {:.1} ms",
         fresh - kept
     );
-    // Keep-alive: request + response, one 50 ms round trip at least.
-    assert!(kept >= 50.0, "keep-alive p50 {kept} ms");
-    // The handshake's round trip, give or take the scheduling delay a
-    // loaded 2-core machine adds to either median (seen: ~10-15 ms).
-    let saved = fresh - kept;
+    // Medians of 300-600 requests each, each against the physical floor,
+    // not one median against the other's: a loaded machine only adds to a
+    // completion time, and more to a new connection's (connect, accept and
+    // a server thread each wait for a CPU) than to a kept one's. Measured
+    // at load average 7 from other builds, twice each, alternating: p50
+    // 103.4 / 105.2 ms new, 52.3 / 51.5 ms kept; with a `bbrkit lab` loop
+    // beside (load 11.8): 112.6 ms new, 51.7 ms kept (saved 60.8 ms, 9 ms
+    // short of the old bound on the difference, 35-70 ms).
+    // A new connection: handshake + request, two 50 ms round trips at least.
+    assert!(fresh >= 100.0, "new-connection p50 {fresh} ms");
+    // Keep-alive: request + response, one round trip at least, and below
+    // one and a half: the handshake's round trip is gone (with it, the
+    // median could not be under 100 ms).
     assert!(
-        (35.0..=70.0).contains(&saved),
-        "saved {saved:.1} ms, not about one 50 ms round trip"
+        (50.0..75.0).contains(&kept),
+        "keep-alive p50 {kept:.1} ms, not about one 50 ms round trip"
     );
 }
 
 /// `004_*`: short responses finish alike — the connection is too short for
-/// the algorithm to matter. Sixteen clients for 8 s give about 1200
-/// requests per algorithm, so the p99 is the 12th-slowest request rather
-/// than the 4th of the 400 that 8 clients for 5 s gave: the tail of single
-/// scheduling stalls on a shared 2-core machine (107 vs 154 ms once at load
-/// average 9) no longer decides it (docs/compete-workload.md).
+/// the algorithm to matter (10 kB is 7 segments, inside both algorithms'
+/// initial window of 10: two round trips, 100 ms, for either). What lies
+/// above 100 ms is the machine (a client, server or emulator thread waiting
+/// for a CPU), so the test compares medians and p90s, pooled over three
+/// runs per algorithm interleaved in time (the lab runs cubic 1, bbr 1,
+/// cubic 2, ...: a slow spell of the machine lands on both), without the
+/// runs the lab itself marks spoiled. The p99 is not asserted: it is the
+/// machine's tail, not the algorithm's (docs/compete-workload.md).
+///
+/// Spread, measured 08:55-08:57 UTC on the 2-vCPU VM at load average 6-7
+/// from other builds, `lab --workload 10kb --clients 16 --cc cubic,bbr
+/// --delay 50ms --runs 3 --duration 4s`, seeds 7 and 8 (12 runs of ~600
+/// requests): single-run p50 101.3-105.8 ms, p90 105.6-123.0 ms, p99
+/// 114.5-235.7 ms (one run's p99 against another's: up to 2x); pooled over
+/// three runs, bbr/cubic p50 0.99-1.00 and p90 0.96-1.03; the test's own
+/// first run (09:02 UTC, load 7.8) p50 105.8 / 103.0 ms (0.97), p90 122.9 /
+/// 114.8 ms (0.93). The bounds, 10 % at p50 and 25 % at p90, lie between
+/// that noise (single runs 4 % and 16 %) and the smallest difference an
+/// algorithm could make here: one more round trip, +50 %.
 #[test]
 #[ignore = "needs root"]
-fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
+fn workload_10kb_at_50ms_p50_and_p90_agree() {
     let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("w.csv");
     let (_, doc) = run_named_json(&[
+        "--timeseries",
+        csv.to_str().unwrap(),
         "--workload",
         "10kb",
         "--clients",
@@ -1015,25 +1098,31 @@ fn workload_10kb_at_50ms_fcts_are_within_20_percent() {
         "--delay",
         "50ms",
         "--runs",
-        "1",
+        "3",
         "--duration",
-        "8s",
+        "4s",
         "--seed",
         "6",
     ]);
-    let class = |i: usize| doc["conditions"][0]["results"][i]["classes"]["lt_100kb"].clone();
-    let (cubic, bbr) = (class(0), class(1));
-    println!("10 kB at 50 ms: cubic {cubic}, bbr {bbr}");
-    assert!(cubic["requests"].as_u64().unwrap() > 600, "{cubic}");
-    assert!(bbr["requests"].as_u64().unwrap() > 600, "{bbr}");
-    for q in ["p50", "p90", "p99"] {
-        let (c, b) = (
-            cubic["fct_ms"][q].as_f64().unwrap(),
-            bbr["fct_ms"][q].as_f64().unwrap(),
+    let fct = unspoiled_fct(&doc, &csv, bbrkit_vocab::workload::SizeClass::Under100Kb);
+    println!("10 kB at 50 ms: (cc, requests, p50 ms, p90 ms) {fct:?}");
+    let [(c, cn, c50, c90), (b, bn, b50, b90)] = &fct[..] else {
+        panic!("two algorithms: {fct:?}")
+    };
+    assert_eq!((c.as_str(), b.as_str()), ("cubic", "bbr"));
+    // ~600 requests a run, ~1800 pooled; even one unspoiled run gives the
+    // p90 as the 30th-slowest of 300.
+    assert!(*cn > 300 && *bn > 300, "requests: cubic {cn}, bbr {bn}");
+    for (q, c, b, tol) in [("p50", c50, b50, 0.1), ("p90", c90, b90, 0.25)] {
+        assert!(
+            (b / c - 1.0).abs() <= tol,
+            "{q}: cubic {c:.1} ms, bbr {b:.1} ms, not within {tol}"
         );
-        assert!((b / c - 1.0).abs() <= 0.2, "{q}: cubic {c} ms, bbr {b} ms");
         // A new connection per request: handshake + request = 2 RTTs.
-        assert!(c >= 100.0, "{q}: {c} ms is below two 50 ms round trips");
+        assert!(
+            *c >= 100.0 && *b >= 100.0,
+            "{q}: below two 50 ms round trips"
+        );
     }
 }
 
@@ -1137,7 +1226,7 @@ fn unwritable_outputs_fail_at_once_before_the_lab() {
                 "--runs",
                 "1",
                 "--duration",
-                "1s",
+                "60s",
                 flag,
             ])
             .arg(path)
@@ -1148,9 +1237,12 @@ fn unwritable_outputs_fail_at_once_before_the_lab() {
         let pid = child.id();
         let o = child.wait_with_output().unwrap();
         let e = String::from_utf8_lossy(&o.stderr);
+        // At once, not after the lab: the lab asked for runs 2 x 60 s
+        // (cubic and bbr), so anything under half a run is "before the
+        // lab" on any machine, however loaded; no timing claim beyond that.
         assert!(
-            start.elapsed() < Duration::from_secs(1),
-            "{flag}: {:?}",
+            start.elapsed() < Duration::from_secs(30),
+            "{flag}: {:?}, so the lab ran first",
             start.elapsed()
         );
         assert_eq!(o.status.code(), Some(2), "{flag}: {e}");
