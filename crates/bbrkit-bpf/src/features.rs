@@ -11,7 +11,7 @@
 //! | kernel BTF | 5.4 (CO-RE) | `/sys/kernel/btf/vmlinux` parses |
 //! | struct_ops `tcp_congestion_ops` | 5.6 | BTF type `bpf_struct_ops_tcp_congestion_ops` |
 //! | pacing writes (`sk_pacing_rate`, `sk_pacing_status`) | 6.0 | kernel version |
-//! | struct_ops links | 6.4 | BTF enum `bpf_link_type` has `BPF_LINK_TYPE_STRUCT_OPS` |
+//! | struct_ops links | 6.4 | BTF function `bpf_struct_ops_link_create` (`BPF_LINK_CREATE` of a struct_ops map) |
 //! | 4-argument `cong_control` | 6.10 | BTF: parameters of `tcp_congestion_ops.cong_control` |
 //! | bpffs | — | `statfs(/sys/fs/bpf)` is `BPF_FS_MAGIC` (needed to pin only) |
 //! | lockdown | — | `/sys/kernel/security/lockdown` (reported; struct_ops is allowed) |
@@ -19,7 +19,7 @@
 
 use std::path::Path;
 
-use libbpf_rs::btf::types::{Enum, FuncProto, Ptr, Struct};
+use libbpf_rs::btf::types::{Func, FuncProto, Ptr, Struct};
 use libbpf_rs::btf::{Btf, BtfType, ReferencesType};
 
 pub use bbrkit_vocab::bpf_features::{Feature, FeatureId, Features, Missing};
@@ -93,40 +93,60 @@ fn struct_ops_tcp(btf: Option<&Btf<'_>>) -> Feature {
     }
 }
 
+/// The kernel function behind `BPF_LINK_CREATE` for a struct_ops map
+/// (kernel/bpf/bpf_struct_ops.c, added in Linux 6.4 with `BPF_F_LINK`;
+/// global and called from syscall.c, so pahole always emits it). The enum
+/// value `BPF_LINK_TYPE_STRUCT_OPS` is no evidence: 6.0–6.3 have it for
+/// the trampoline links a map update makes internally, yet refuse a
+/// struct_ops link from user space.
+pub const STRUCT_OPS_LINK_CREATE: &str = "bpf_struct_ops_link_create";
+
 fn struct_ops_link(btf: Option<&Btf<'_>>) -> Feature {
-    const MEMBER: &str = "BPF_LINK_TYPE_STRUCT_OPS";
+    struct_ops_link_from(btf.map(|b| b.type_by_name::<Func<'_>>(STRUCT_OPS_LINK_CREATE).is_some()))
+}
+
+/// The struct_ops link verdict from whether kernel BTF has
+/// [`STRUCT_OPS_LINK_CREATE`] (`None`: no kernel BTF).
+fn struct_ops_link_from(link_create: Option<bool>) -> Feature {
     let id = FeatureId::StructOpsLink;
-    let Some(b) = btf else { return no_btf(id) };
-    let has = b
-        .type_by_name::<Enum<'_>>("bpf_link_type")
-        .is_some_and(|e| e.iter().any(|m| m.name.is_some_and(|n| n == MEMBER)));
-    if has {
-        found(id, format!("enum bpf_link_type has {MEMBER}"))
-    } else {
-        absent(
+    match link_create {
+        None => no_btf(id),
+        Some(true) => found(
+            id,
+            format!("kernel BTF has function {STRUCT_OPS_LINK_CREATE}"),
+        ),
+        Some(false) => absent(
             id,
             format!(
-                "kernel has no {MEMBER} (Linux < 6.4): a registration would outlive a crashed bbrkit"
+                "kernel BTF has no function {STRUCT_OPS_LINK_CREATE}: struct_ops maps cannot be registered through links (Linux < 6.4)"
             ),
-        )
+        ),
     }
 }
 
 fn cong_control_4(btf: Option<&Btf<'_>>) -> Feature {
+    cong_control_4_from(btf.map(cong_control_params))
+}
+
+/// The 4-argument `cong_control` verdict from its parameter count in
+/// kernel BTF (`None`: no kernel BTF; `Some(None)`: no such member). Names
+/// no algorithm: every one bbrkit ships needs it, and the refusal that
+/// quotes it names the one asked for (`--cc bbr2: ...`).
+fn cong_control_4_from(params: Option<Option<usize>>) -> Feature {
     let id = FeatureId::CongControl4;
-    let Some(b) = btf else { return no_btf(id) };
-    match cong_control_params(b) {
-        Some(4) => found(
+    match params {
+        None => no_btf(id),
+        Some(Some(4)) => found(
             id,
             "tcp_congestion_ops.cong_control(sk, ack, flag, rs)".into(),
         ),
-        Some(n) => absent(
+        Some(Some(n)) => absent(
             id,
             format!(
-                "tcp_congestion_ops.cong_control takes {n} arguments, bbr3 needs 4 (Linux >= 6.10)"
+                "tcp_congestion_ops.cong_control takes {n} arguments, 4 needed (Linux >= 6.10)"
             ),
         ),
-        None => absent(
+        Some(None) => absent(
             id,
             "kernel BTF has no tcp_congestion_ops.cong_control".into(),
         ),
@@ -309,6 +329,41 @@ mod tests {
         assert!(!privileges(&format!("{:x}", 1u64 << 39)).present);
     }
 
+    /// 6.0–6.3 (Debian 12's 6.1) have `BPF_LINK_TYPE_STRUCT_OPS` but not
+    /// the link-create function: absent, with the reason; 6.4+ present;
+    /// no BTF unknown.
+    #[test]
+    fn struct_ops_links_need_the_link_create_function() {
+        let linux_6_1 = struct_ops_link_from(Some(false));
+        assert!(!linux_6_1.present);
+        assert_eq!(
+            linux_6_1.detail,
+            "kernel BTF has no function bpf_struct_ops_link_create: struct_ops maps cannot be registered through links (Linux < 6.4)"
+        );
+        let linux_6_4 = struct_ops_link_from(Some(true));
+        assert!(linux_6_4.present);
+        assert_eq!(
+            linux_6_4.detail,
+            "kernel BTF has function bpf_struct_ops_link_create"
+        );
+        assert!(!struct_ops_link_from(None).present);
+    }
+
+    /// 2 arguments (6.0–6.9) is refused without naming an algorithm (the
+    /// refusal names the one asked for); 4 (6.10+) is present.
+    #[test]
+    fn cong_control_verdicts() {
+        let old = cong_control_4_from(Some(Some(2)));
+        assert!(!old.present);
+        assert_eq!(
+            old.detail,
+            "tcp_congestion_ops.cong_control takes 2 arguments, 4 needed (Linux >= 6.10)"
+        );
+        assert!(cong_control_4_from(Some(Some(4))).present);
+        assert!(!cong_control_4_from(Some(None)).present);
+        assert!(!cong_control_4_from(None).present);
+    }
+
     /// Against this machine's kernel (Linux 6.18 with BTF): every kernel
     /// feature is there, and the cong_control probe really counts params.
     #[test]
@@ -327,6 +382,11 @@ mod tests {
         }
         assert_eq!(
             f.get(FeatureId::StructOpsLink).unwrap().present,
+            v >= (6, 4)
+        );
+        assert_eq!(
+            btf.type_by_name::<Func<'_>>(STRUCT_OPS_LINK_CREATE)
+                .is_some(),
             v >= (6, 4)
         );
         assert_eq!(f.get(FeatureId::PacingWrites).unwrap().present, v >= (6, 0));

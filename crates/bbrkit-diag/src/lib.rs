@@ -65,6 +65,7 @@ mod bbr_info;
 mod census;
 pub mod conns;
 mod error;
+pub mod initial_netns;
 pub mod link;
 pub mod metrics;
 pub mod model;

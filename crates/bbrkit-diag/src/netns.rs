@@ -24,7 +24,9 @@ pub struct NamespaceError {
 }
 
 /// `PROC_NET_INIT_INO`: the fixed inode of the initial network namespace
-/// (`include/linux/proc_ns.h`, since Linux 3.8).
+/// (`include/linux/proc_ns.h`) on recent kernels; older ones (5.10, 6.1,
+/// 6.12) give `init_net` a dynamic inode, so only
+/// [`crate::initial_netns`] decides with it.
 pub const INIT_NET_INODE: u64 = 0xEFFF_FFF9;
 
 /// The calling thread's namespace file (namespaces are per thread).

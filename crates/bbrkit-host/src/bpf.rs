@@ -191,7 +191,7 @@ pub fn missing_requirement(f: &Features) -> Option<String> {
     }
     match f.get(FeatureId::Bpffs) {
         Some(b) if !b.present => Some(format!(
-            "{} (the pin that keeps bbr3 registered lives there; systemd mounts it at boot)",
+            "{} (the pin that keeps a BPF algorithm registered lives there; systemd mounts it at boot)",
             b.detail
         )),
         _ => None,

@@ -1,5 +1,5 @@
 //! Where bbrkit runs: container or virtual machine hints, whether this is the
-//! initial network namespace, whether `/proc/sys/net` is writable. Follows
+//! initial network namespace (asked of `bbrkit_diag::initial_netns`), whether `/proc/sys/net` is writable. Follows
 //! systemd's `detect_container()` order (OpenVZ, WSL, PID 1's `container=`),
 //! then weaker hints (`/.dockerenv`, `/run/.containerenv`, cgroup paths).
 //! Only reads.
@@ -7,8 +7,6 @@
 use serde::Serialize;
 
 use crate::Root;
-
-pub use bbrkit_diag::netns::INIT_NET_INODE;
 
 /// The execution environment.
 #[derive(Debug, Clone, Serialize)]
@@ -19,7 +17,8 @@ pub struct Environment {
     pub container_evidence: Vec<String>,
     /// Hypervisor hint (`/proc/cpuinfo` flag, DMI vendor).
     pub virtualization: Option<String>,
-    /// True in the initial network namespace; None when unknown.
+    /// True in the initial network namespace; None when unknown
+    /// ([`bbrkit_diag::initial_netns`] decides).
     pub initial_netns: Option<bool>,
     /// Evidence for the namespace answer.
     pub netns_evidence: String,
@@ -27,12 +26,6 @@ pub struct Environment {
     pub proc_sys_net_writable: bool,
     /// Evidence for writability.
     pub proc_sys_evidence: String,
-}
-
-/// The inode of the calling thread's network namespace
-/// ([`bbrkit_diag::netns::current`]).
-pub fn netns_inode() -> Option<u64> {
-    bbrkit_diag::netns::current().ok()
 }
 
 /// Detects the environment (live `/proc`, files under `root`).
@@ -87,17 +80,7 @@ pub fn detect(root: &Root) -> Environment {
         }
     }
     let virtualization = detect_virt();
-    let inode = netns_inode();
-    let (initial_netns, netns_evidence) = match inode {
-        Some(i) if i == INIT_NET_INODE => {
-            (Some(true), format!("net:[{i}] is init_net's fixed inode"))
-        }
-        Some(i) => (
-            Some(false),
-            format!("net:[{i}] is not init_net's inode {INIT_NET_INODE}"),
-        ),
-        None => (None, "/proc/thread-self/ns/net unreadable".to_string()),
-    };
+    let netns = bbrkit_diag::initial_netns::detect();
     let probe = crate::sysctl::proc_path(crate::KEY_CC);
     let (proc_sys_net_writable, proc_sys_evidence) =
         match nix::unistd::access(&probe, nix::unistd::AccessFlags::W_OK) {
@@ -108,8 +91,8 @@ pub fn detect(root: &Root) -> Environment {
         container,
         container_evidence: evidence,
         virtualization,
-        initial_netns,
-        netns_evidence,
+        initial_netns: netns.initial,
+        netns_evidence: netns.evidence,
         proc_sys_net_writable,
         proc_sys_evidence,
     }

@@ -162,25 +162,54 @@ fn usage_error(e: clap::Error) -> ExitCode {
             }
         }
         _ => {
-            let rendered = e.render().to_string();
-            let mut line = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            // Keep clap's list of accepted values on the same line.
-            if let Some(values) = rendered
-                .lines()
-                .map(str::trim)
-                .find(|l| l.starts_with("[possible values:"))
+            let mut line = one_line(&e.render().to_string());
+            // clap names no argument for this kind: name the first one.
+            if e.kind() == ErrorKind::InvalidUtf8
+                && let Some(bad) = std::env::args_os().find(|a| a.to_str().is_none())
             {
-                line = format!("{line} {values}");
+                line = format!("{line}: '{}'", bad.to_string_lossy());
             }
             eprintln!("bbrkit: {line}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Clap's rendered error as the contract's one line: its message, then the
+/// items clap lists below it (the missing arguments, the conflicting ones,
+/// the accepted values or subcommands) and its tips; the usage and the
+/// `--help` hint are dropped. Every kind names what is wrong this way,
+/// because clap puts the name in the message or in those items.
+fn one_line(rendered: &str) -> String {
+    let mut message = String::new();
+    let mut items = Vec::new();
+    let mut tips = Vec::new();
+    for l in rendered.lines().map(str::trim) {
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        if l.is_empty() {
+            continue;
+        }
+        if message.is_empty() {
+            message = l.trim_start_matches("error: ").to_string();
+        } else if let Some(tip) = l.strip_prefix("tip: ") {
+            tips.push(tip);
+        } else {
+            items.push(l);
+        }
+    }
+    if message.is_empty() {
+        message = "invalid arguments".into();
+    }
+    if !items.is_empty() {
+        let sep = if message.ends_with(':') { ", " } else { " " };
+        message = format!("{message} {}", items.join(sep));
+    }
+    if !tips.is_empty() {
+        message = format!("{message} (tip: {})", tips.join("; "));
+    }
+    message
 }
 
 impl Outcome {
@@ -231,4 +260,95 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .context("writing to stdout")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+    use clap::error::ErrorKind;
+    use clap::{Arg, ArgAction, Command};
+
+    /// A command that can raise every clap error kind with context,
+    /// including those bbrkit's own arguments cannot (tests/usage_cli.rs
+    /// drives the binary for the rest).
+    fn cmd() -> Command {
+        Command::new("bbrkit")
+            .arg(Arg::new("pair").long("pair").num_args(2))
+            .arg(Arg::new("few").long("few").num_args(2..=3))
+            .arg(Arg::new("eq").long("eq").require_equals(true))
+            .arg(Arg::new("pos").num_args(1))
+            .arg(
+                Arg::new("a")
+                    .long("a")
+                    .action(ArgAction::SetTrue)
+                    .conflicts_with("b"),
+            )
+            .arg(Arg::new("b").long("b").action(ArgAction::SetTrue))
+            .arg(Arg::new("need").long("need").requires("pos"))
+            .subcommand(
+                Command::new("group")
+                    .subcommand_required(true)
+                    .subcommand(Command::new("leaf")),
+            )
+    }
+
+    #[test]
+    fn every_kind_names_what_is_wrong() {
+        let cases: &[(&[&str], ErrorKind, &[&str])] = &[
+            (
+                &["--pair", "x"],
+                ErrorKind::WrongNumberOfValues,
+                &["'--pair <pair> <pair>'"],
+            ),
+            (
+                &["--few", "x"],
+                ErrorKind::TooFewValues,
+                &["2 values required by '--few <few> <few>...'"],
+            ),
+            (&["--eq", "x"], ErrorKind::NoEquals, &["'--eq=<eq>'"]),
+            (&["p", "q"], ErrorKind::UnknownArgument, &["'q'"]),
+            (
+                &["--a", "--b"],
+                ErrorKind::ArgumentConflict,
+                &["'--a'", "'--b'"],
+            ),
+            (
+                &["--need", "x"],
+                ErrorKind::MissingRequiredArgument,
+                &["not provided: <pos>"],
+            ),
+            (
+                &["group"],
+                ErrorKind::MissingSubcommand,
+                &["'bbrkit group' requires a subcommand", "[subcommands: leaf"],
+            ),
+            (&["--nope"], ErrorKind::UnknownArgument, &["'--nope'"]),
+        ];
+        for (args, kind, names) in cases {
+            let e = cmd()
+                .try_get_matches_from(std::iter::once("bbrkit").chain(args.iter().copied()))
+                .unwrap_err();
+            assert_eq!(e.kind(), *kind, "{args:?}");
+            let line = one_line(&e.render().to_string());
+            assert!(!line.contains('\n') && !line.contains("Usage"), "{line}");
+            for n in *names {
+                assert!(line.contains(n), "{args:?}: {line:?} lacks {n:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lists_and_tips_join_the_message() {
+        let rendered = "error: the following required arguments were not provided:\n  --policy <FILE>\n  --x\n\nUsage: bbrkit enable --policy <FILE>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(rendered),
+            "the following required arguments were not provided: --policy <FILE>, --x"
+        );
+        let rendered = "error: unexpected argument '--jsn' found\n\n  tip: a similar argument exists: '--json'\n\nUsage: bbrkit check\n";
+        assert_eq!(
+            one_line(rendered),
+            "unexpected argument '--jsn' found (tip: a similar argument exists: '--json')"
+        );
+        assert_eq!(one_line(""), "invalid arguments");
+    }
 }

@@ -13,7 +13,7 @@ pub(super) fn container(snap: &Snapshot) -> Vec<Finding> {
     let mut out = Vec::new();
     if environ.initial_netns == Some(false) {
         out.push(Finding::new(FindingId::ContainerNetns, Level::Info, "non-initial network namespace (container): the default qdisc and module loading belong to the host",
-            vec![environ.netns_evidence.clone(), format!("{KEY_QDISC} does not exist here")],
+            vec![environ.netns_evidence.clone(), qdisc_evidence(snap)],
             "change net.core.default_qdisc (and load modules) on the host; this namespace owns only its tcp_congestion_control"));
     }
     if let Some(c) = &environ.container {
@@ -33,6 +33,15 @@ pub(super) fn container(snap: &Snapshot) -> Vec<Finding> {
         out.push(Finding::new(FindingId::ContainerHints, Level::Info, "container hints, but this is the initial network namespace (a VM or bare metal that owns its kernel)", environ.container_evidence.clone(), "nothing to do"));
     }
     out
+}
+
+/// What this namespace shows of `net.core.default_qdisc` (the kernel
+/// registers it in `init_net` only), as read, never assumed.
+fn qdisc_evidence(snap: &Snapshot) -> String {
+    match &snap.kernel.default_qdisc {
+        None => format!("{KEY_QDISC} does not exist here"),
+        Some(q) => format!("{KEY_QDISC} = {q} here"),
+    }
 }
 
 pub(super) fn netns_old_cc(snap: &Snapshot) -> Option<Finding> {

@@ -250,7 +250,20 @@ fn stale_interface_qdisc() {
 fn container_netns_container_and_hints() {
     let mut f = quiet(&[]);
     f.live().in_container_netns();
-    assert_eq!(one(&f, FindingId::ContainerNetns).level, Level::Info);
+    let x = one(&f, FindingId::ContainerNetns);
+    assert_eq!(x.level, Level::Info);
+    assert_eq!(
+        x.evidence[1], "net.core.default_qdisc does not exist here",
+        "{x:?}"
+    );
+    // The evidence is what the snapshot read, never assumed.
+    f.live().set("net.core.default_qdisc", "fq");
+    let x = find(&f, FindingId::ContainerNetns);
+    assert_eq!(x.evidence[1], "net.core.default_qdisc = fq here");
+    // Unknown (a PID namespace on an older kernel): no container finding.
+    let mut f = quiet(&[]);
+    f.live().environment.initial_netns = None;
+    assert!(!new(&f).iter().any(|x| x.id == FindingId::ContainerNetns));
     let mut f = quiet(&[]);
     f.live().environment.container = Some("docker".into());
     f.live().environment.container_evidence = vec!["PID 1 environment has container=docker".into()];

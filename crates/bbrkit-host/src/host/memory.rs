@@ -123,7 +123,9 @@ impl Default for Live {
                 container_evidence: Vec::new(),
                 virtualization: None,
                 initial_netns: Some(true),
-                netns_evidence: "net:[4026531833] is init_net's fixed inode".into(),
+                netns_evidence:
+                    "net:[4026531840] is kthreadd's (PID 2, a kernel thread: always in init_net)"
+                        .into(),
                 proc_sys_net_writable: true,
                 proc_sys_evidence: "/proc/sys/net/ipv4/tcp_congestion_control is writable".into(),
             },
@@ -177,7 +179,7 @@ impl Live {
         }
         self.environment.initial_netns = Some(false);
         self.environment.netns_evidence =
-            "net:[4026532999] is not init_net's inode 4026531833".into();
+            "net:[4026532999] is not kthreadd's net:[4026531840] (PID 2, a kernel thread: always in init_net)".into();
         self
     }
 
