@@ -119,3 +119,43 @@ fn an_a_a_trial_is_a_valid_definition() {
     let def = bbrkit_trial::TrialDef::new("cubic", "cubic");
     assert!(bbrkit_trial::Trial::new(def).is_ok());
 }
+
+#[test]
+fn a_live_textfile_says_the_current_split_and_that_the_trial_ended() {
+    use bbrkit_trial::Mode;
+    use bbrkit_trial::render::{LiveStatus, textfile, textfile_with};
+    let def = common::def(200);
+    let r = common::report(&def, &common::fixture(), 42, Mode::Sequential);
+    let plain = textfile(&r, 3).unwrap();
+    assert!(plain.contains("bbrkit_trial_split_share{arm=\"A\",cc=\"cubic\"} 0.5\n"));
+    assert!(!plain.contains("bbrkit_trial_running"));
+    let ended = LiveStatus {
+        shares: [0.0, 1.0],
+        running: false,
+        ended_unix_s: Some(1_800_000_000.0),
+    };
+    let t = textfile_with(&r, 3, Some(&ended)).unwrap();
+    assert!(
+        t.contains("bbrkit_trial_split_share{arm=\"A\",cc=\"cubic\"} 0\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("bbrkit_trial_split_share{arm=\"B\",cc=\"bbr\"} 1\n"),
+        "{t}"
+    );
+    assert!(t.contains("\nbbrkit_trial_running 0\n"), "{t}");
+    assert!(
+        t.contains("\nbbrkit_trial_end_timestamp_seconds 1800000000\n"),
+        "{t}"
+    );
+    let running = LiveStatus {
+        running: true,
+        ended_unix_s: None,
+        shares: [0.5, 0.5],
+    };
+    let t = textfile_with(&r, 3, Some(&running)).unwrap();
+    assert!(
+        t.contains("\nbbrkit_trial_running 1\n") && !t.contains("end_timestamp"),
+        "{t}"
+    );
+}
