@@ -145,7 +145,10 @@ pub struct Plan {
 #[error("{0}")]
 pub struct BadValue(pub &'static str);
 
-/// `--arms A,B`: two different algorithm names, A the baseline.
+/// `--arms A,B`: two algorithm names, A the baseline. The same name twice
+/// is an A/A trial, the platform check: its verdict must come out
+/// `no_difference` or undecided, `better`/`worse` at about the interval's
+/// error rate (5 %), by the statistics alone.
 pub fn parse_arms(s: &str) -> Result<[String; 2], BadValue> {
     let bad = BadValue;
     let names: Vec<String> = s.split(',').map(|n| n.trim().to_string()).collect();
@@ -153,9 +156,6 @@ pub fn parse_arms(s: &str) -> Result<[String; 2], BadValue> {
         .map_err(|_| bad("give two algorithms, A (the baseline) and B, like cubic,bbr"))?;
     if a.is_empty() || b.is_empty() {
         return Err(bad("an empty algorithm name"));
-    }
-    if a == b {
-        return Err(bad("the arms must be two different algorithms"));
     }
     for n in [&a, &b] {
         bbrkit_policy::rule::check_cc_name(n).map_err(|_| bad("not an algorithm name"))?;

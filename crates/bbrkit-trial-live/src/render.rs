@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use bbrkit_trial::gates::Gate;
 use bbrkit_trial::render as trial;
 
 use crate::intake::Applied;
@@ -42,23 +43,8 @@ pub fn attached(info: &LiveInfo) -> String {
 /// side must add (a guardrail applied, records lost).
 pub fn progress(r: &LiveReport) -> String {
     let mut s = trial::progress_line(&r.report);
-    let closed_mismatch = r.report.sample_ratio.as_ref().is_some_and(|x| x.mismatch);
-    match &r.live.draws {
-        Some(d) if d.mismatch => {
-            let _ = write!(
-                s,
-                " | draws MISMATCH: A {} / B {}",
-                d.observed[0], d.observed[1]
-            );
-        }
-        Some(d) if closed_mismatch => {
-            let _ = write!(
-                s,
-                " (draws ok: A {} / B {}; one arm's connections last longer and have not all closed)",
-                d.observed[0], d.observed[1]
-            );
-        }
-        _ => {}
+    for g in r.live.gates.iter().filter(|g| !g.ok) {
+        let _ = write!(s, " | gate {} FAILED", gate_name(g));
     }
     if let Some(g) = &r.live.guardrail {
         let _ = write!(s, " | split moved: {}", moved(g));
@@ -133,22 +119,19 @@ fn header(info: &LiveInfo) -> String {
             a.failed
         );
     }
-    if let Some(d) = &info.draws {
-        let _ = writeln!(
-            s,
-            "draws: A {} / B {} {}, expected {:.0} / {:.0}: p = {:.3} {}",
-            d.observed[0],
-            d.observed[1],
-            d.counted,
-            d.expected[0],
-            d.expected[1],
-            d.p_value,
-            if d.mismatch {
-                "MISMATCH: the assignment is broken"
-            } else {
-                "ok"
-            }
-        );
+    let passed: Vec<String> = info.gates.iter().filter(|g| g.ok).map(gate_name).collect();
+    if !passed.is_empty() {
+        let _ = writeln!(s, "gates passed: {}", passed.join(", "));
+    }
+    for g in info
+        .gates
+        .iter()
+        .filter(|g| g.ok && g.name == "draws_ratio")
+    {
+        let _ = writeln!(s, "  {}", g.detail);
+    }
+    for g in info.gates.iter().filter(|g| !g.ok) {
+        let _ = writeln!(s, "gate {} FAILED: {}", gate_name(g), g.detail);
     }
     if let Some(g) = &info.guardrail {
         let _ = writeln!(s, "{}", guardrail(g));
@@ -169,6 +152,14 @@ fn header(info: &LiveInfo) -> String {
         );
     }
     s
+}
+
+/// A gate's name with its arm: `assignment_failures[B]`.
+fn gate_name(g: &Gate) -> String {
+    match g.arm {
+        Some(arm) => format!("{}[{arm}]", g.name),
+        None => g.name.to_string(),
+    }
 }
 
 fn stopped(r: StopReason) -> &'static str {

@@ -9,6 +9,7 @@
 use bbrkit_bpf::sockops::cgroup::SockOpsProgram;
 use bbrkit_bpf::sockops::{ArmCounters, Description, Stats};
 use bbrkit_trial::Report;
+use bbrkit_trial::gates::{Gate, GateInput};
 use bbrkit_trial::srm::SampleRatio;
 use serde::Serialize;
 
@@ -92,6 +93,9 @@ pub struct LiveInfo {
     /// The program's draws against the split (before a guardrail's cut;
     /// per-connection units): `crate::intake::draws_check`.
     pub draws: Option<SampleRatio>,
+    /// The trust gates (`bbrkit_trial::gates`): the report is trusted only
+    /// when every one passes.
+    pub gates: Vec<Gate>,
     /// The guardrail decision applied to the split, if any.
     pub guardrail: Option<Applied>,
     /// Connections still open at the end (`null` in a look's report).
@@ -123,6 +127,7 @@ impl LiveInfo {
             },
             assignment: Vec::new(),
             draws: None,
+            gates: Vec::new(),
             guardrail: None,
             open: None,
         }
@@ -150,6 +155,28 @@ impl LiveInfo {
             .filter(|a| a.rule == usize::from(self.scope.rule))
             .cloned()
             .collect();
+    }
+
+    /// The gates' input: the program's counters of the trial's rule,
+    /// `drawn` the draws under the split (before a guardrail's cut).
+    pub fn gate_input(&self, def: &bbrkit_trial::TrialDef, drawn: [u64; 2]) -> GateInput {
+        let per_arm = |f: fn(&ArmCounters) -> u64| {
+            [0, 1].map(|i| self.assignment.iter().filter(|a| a.arm == i).map(f).sum())
+        };
+        GateInput {
+            cc: [0, 1].map(|i| def.arms[i].cc.clone()),
+            shares: [def.share(0), def.share(1)],
+            drawn,
+            per_connection: def.unit == bbrkit_trial::Unit::Connection,
+            failed: per_arm(|a| a.failed),
+            kept: per_arm(|a| a.kept_app + a.kept_route),
+            written: self.records.written,
+            lost: self.lost_records(),
+            scope: format!(
+                "cgroup {} and that they match {}",
+                self.scope.cgroup, self.scope.rule_text
+            ),
+        }
     }
 
     /// Records the program wrote that never reached the statistics' input:

@@ -28,6 +28,7 @@ use bbrkit_bpf::BpfError;
 use bbrkit_bpf::sockops::records::Records;
 use bbrkit_bpf::sockops::{Attachment, Maps, cgroup};
 use bbrkit_policy::ConnRecord;
+use bbrkit_trial::gates;
 use bbrkit_trial::{Decision, Look, Mode, Report, Trial};
 
 use crate::LiveError;
@@ -334,8 +335,11 @@ impl<'a> Live<'a> {
             duration_s: Some(self.info.elapsed_s),
             resamples,
         };
+        self.info.gates = gates::check(&self.info.gate_input(&self.plan.def, drawn));
+        let mut report = self.trial.report(&look);
+        gates::apply(&mut report, &self.info.gates);
         Ok(LiveReport {
-            report: self.trial.report(&look),
+            report,
             live: self.info.clone(),
         })
     }

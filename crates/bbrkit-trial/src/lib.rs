@@ -42,6 +42,7 @@ mod bootstrap;
 pub mod definition;
 pub mod describe;
 pub mod effect;
+pub mod gates;
 pub mod guardrail;
 pub mod observe;
 pub mod render;

@@ -26,7 +26,26 @@ pub fn write_textfile(
     let Some(path) = path else {
         return Ok(());
     };
-    let text = bbrkit_trial::render::textfile(&r.report, groups)?;
+    let running = r.live.stopped == bbrkit_trial_live::StopReason::Running;
+    let weights = r.live.guardrail.as_ref().map(|g| g.weights);
+    let shares = match weights {
+        Some(w) => {
+            let total = f64::from(w[0]) + f64::from(w[1]);
+            [f64::from(w[0]) / total, f64::from(w[1]) / total]
+        }
+        None => [r.report.split[0].share, r.report.split[1].share],
+    };
+    let ended_unix_s = (!running).then(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    });
+    let status = bbrkit_trial::render::LiveStatus {
+        shares,
+        running,
+        ended_unix_s,
+    };
+    let text = bbrkit_trial::render::textfile_with(&r.report, groups, Some(&status))?;
     let file = match pre.take() {
         Some(f) => f,
         None => OutFile::create(path, "--textfile")?,

@@ -187,13 +187,17 @@ fn arms_and_split_parse_or_say_why_not() {
     for (bad, why) in [
         ("cubic", "give two algorithms"),
         ("cubic,bbr,reno", "give two algorithms"),
-        ("cubic,cubic", "two different"),
         ("cubic,", "empty"),
         ("cubic,b b", "not an algorithm name"),
     ] {
         let e = parse_arms(bad).unwrap_err().to_string();
         assert!(e.contains(why), "{bad}: {e}");
     }
+    assert_eq!(
+        parse_arms("cubic,cubic").unwrap(),
+        ["cubic".to_string(), "cubic".to_string()],
+        "an A/A trial, the platform check"
+    );
     assert_eq!(parse_split("90/10").unwrap(), [90, 10]);
     for (bad, why) in [
         ("50", "give the weights of A and B"),

@@ -11,7 +11,7 @@ mod textfile;
 
 pub use progress::progress_line;
 pub use table::table;
-pub use textfile::textfile;
+pub use textfile::{LiveStatus, textfile, textfile_with};
 
 use crate::effect::Mode;
 

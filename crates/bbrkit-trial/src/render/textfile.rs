@@ -29,6 +29,30 @@ use MetricType::{Counter, Gauge};
 /// The textfile of `report` with `all` and at most `max_groups` groups
 /// (those with the most connections).
 pub fn textfile(report: &Report, max_groups: usize) -> Result<String, TrialError> {
+    textfile_with(report, max_groups, None)
+}
+
+/// What a live trial adds to its textfile: the split's shares now (after
+/// a guardrail's cut, the stopped arm's is 0), and whether the trial still
+/// runs, so a textfile left behind does not look live.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LiveStatus {
+    /// The shares new connections are drawn with now, A then B.
+    pub shares: [f64; 2],
+    /// The trial is running (a look), not finished or stopped.
+    pub running: bool,
+    /// When it finished or stopped, Unix seconds (`None` while running).
+    pub ended_unix_s: Option<f64>,
+}
+
+/// [`textfile`] with a live trial's status: `bbrkit_trial_split_share`
+/// from `live.shares`, and `bbrkit_trial_running` (1 running, 0 finished
+/// or stopped), `bbrkit_trial_end_timestamp_seconds` once it ended.
+pub fn textfile_with(
+    report: &Report,
+    max_groups: usize,
+    live: Option<&LiveStatus>,
+) -> Result<String, TrialError> {
     let groups: Vec<&GroupReport> = std::iter::once(&report.overall)
         .chain(report.groups.iter().take(max_groups))
         .collect();
@@ -38,8 +62,25 @@ pub fn textfile(report: &Report, max_groups: usize) -> Result<String, TrialError
         Gauge,
         "Share of new connections each arm is assigned (0..1).",
     )?;
-    for s in &report.split {
-        w.sample(&[("arm", s.arm), ("cc", &s.cc)], s.share)?;
+    for (i, s) in report.split.iter().enumerate() {
+        let share = live.map_or(s.share, |l| l.shares[i]);
+        w.sample(&[("arm", s.arm), ("cc", &s.cc)], share)?;
+    }
+    if let Some(l) = live {
+        w.family(
+            "bbrkit_trial_running",
+            Gauge,
+            "1 while the trial runs, 0 once it finished or stopped (the program is detached).",
+        )?;
+        w.sample(&[], f64::from(u8::from(l.running)))?;
+        if let Some(t) = l.ended_unix_s {
+            w.family(
+                "bbrkit_trial_end_timestamp_seconds",
+                Gauge,
+                "When the trial finished or stopped, Unix time.",
+            )?;
+            w.sample(&[], t)?;
+        }
     }
     per_arm(
         &mut w,
