@@ -319,7 +319,7 @@ fn load_crate(src: &Path) -> Crate {
     for root in ["lib.rs", "main.rs"] {
         let f = src.join(root);
         if f.exists() {
-            walk(&f, src, Vec::new(), true, &mut files);
+            walk(&f, Vec::new(), true, &mut files);
         }
     }
     let mut c = Crate {
@@ -340,13 +340,7 @@ fn load_crate(src: &Path) -> Crate {
 }
 
 /// Adds `file` as module `m` and follows its `mod` declarations.
-fn walk(
-    file: &Path,
-    src: &Path,
-    m: Module,
-    owns_dir: bool,
-    files: &mut BTreeMap<Module, Vec<PathBuf>>,
-) {
+fn walk(file: &Path, m: Module, owns_dir: bool, files: &mut BTreeMap<Module, Vec<PathBuf>>) {
     let entry: &mut Vec<PathBuf> = files.entry(m.clone()).or_default();
     if entry.iter().any(|f| f == file) {
         return;
@@ -375,7 +369,7 @@ fn walk(
         let mut found = false;
         for (f, owns) in candidates {
             if f.exists() {
-                walk(&f, src, cm.clone(), owns, files);
+                walk(&f, cm.clone(), owns, files);
                 found = true;
             }
         }
