@@ -155,10 +155,7 @@ pub struct Report {
     pub groups: Vec<GroupReport>,
 }
 
-/// Groups simulated at most (the largest by bytes); a prediction costs
-/// 0.1-3 s of CPU, so a host talking to thousands of prefixes gets its
-/// verdicts in seconds, not hours.
-pub const MAX_PREDICTIONS: usize = 10;
+pub use crate::predict::MAX_PREDICTIONS;
 
 /// Where the interface that reaches an address is found (and its speed):
 /// `sampler::live_links` on the host, a fixture in tests.

@@ -176,7 +176,7 @@ pub fn decide(g: &Group, basis: &Basis<'_>) -> Advice {
             Verdict::InsufficientData,
             format!(
                 "no prediction: no loss or RTT estimate, or not among the {} largest groups simulated",
-                crate::report::MAX_PREDICTIONS
+                crate::predict::MAX_PREDICTIONS
             ),
         ),
     }

@@ -116,7 +116,7 @@ pub struct LabReport {
     /// BPF congestion controls among the algorithms, and whether the lab
     /// registered them for the run (filled by the caller that held them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub bpf_algorithms: Vec<crate::bpf_cc::BpfAlgorithm>,
+    pub bpf_algorithms: Vec<BpfAlgorithm>,
 }
 
 /// Fills in each algorithm's medians over its runs and its ratio to the

@@ -15,9 +15,9 @@ use bbrkit_advise::group::prefix_of;
 use bbrkit_policy::ConnRecord;
 use serde::Serialize;
 
+use crate::TrialError;
 use crate::definition::{Grouping, TrialDef, Unit};
 use crate::words::SizeClass;
-use crate::{Look, Report, TrialError};
 
 /// One closed connection, as the statistics see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,12 +206,6 @@ impl Trial {
         for r in records {
             self.add(r);
         }
-    }
-
-    /// The analysis of everything so far (pure: the seed and mode are in
-    /// `look`).
-    pub fn report(&self, look: &Look) -> Report {
-        crate::report::assemble(self, look)
     }
 
     fn group_of(&mut self, r: &ConnRecord, rule: u16) -> u32 {

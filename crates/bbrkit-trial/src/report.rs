@@ -216,6 +216,15 @@ fn group_inputs<'a>(t: &'a Trial, seed: u64) -> Vec<GroupInput<'a>> {
     inputs
 }
 
+impl Trial {
+    /// The analysis of everything so far (pure: the seed and mode are in
+    /// `look`). Here, not in `observe`, so the observations sit below the
+    /// report that reads them (no module cycle, issue 34).
+    pub fn report(&self, look: &Look) -> Report {
+        assemble(self, look)
+    }
+}
+
 pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
     let def = &t.def;
     let inputs = group_inputs(t, look.seed);

@@ -12,14 +12,9 @@
 
 use super::counters::Hit;
 use super::params::{BBR_SCALE, BBR_UNIT, INF, phase};
-use super::round::{Sample, to_u32};
+use super::round::{Sample, scale, to_u32};
 use super::{AckPhase, Bbr3, Ctx, Mode};
 use crate::tcp::Tcp;
-
-/// `(v * frac) >> BBR_SCALE` in 64 bits, saturated to `u32`.
-pub(super) fn scale(v: u32, frac: u32) -> u32 {
-    to_u32((u64::from(v) * u64::from(frac)) >> BBR_SCALE)
-}
 
 impl Bbr3 {
     /// `bbr_max_bw`: max bw sample of this and the previous ProbeBW cycle.

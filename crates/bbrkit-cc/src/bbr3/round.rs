@@ -87,6 +87,11 @@ pub(super) fn to_u32(v: u64) -> u32 {
     v.min(u64::from(u32::MAX)) as u32
 }
 
+/// `(v * frac) >> BBR_SCALE` in 64 bits, saturated to `u32`.
+pub(super) fn scale(v: u32, frac: u32) -> u32 {
+    to_u32((u64::from(v) * u64::from(frac)) >> super::params::BBR_SCALE)
+}
+
 impl Bbr3 {
     /// `bbr_update_round_start`: a round ends when a packet sent after the
     /// previous round's end is (S)ACKed. Only valid samples count.

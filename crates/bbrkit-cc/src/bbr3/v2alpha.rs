@@ -120,7 +120,7 @@ impl Bbr3 {
             if self.v2_bw_hi == INF {
                 self.v2_bw_hi = self.max_bw();
             }
-            self.v2_bw_hi = super::bounds::scale(self.v2_bw_hi, self.ecn_cut());
+            self.v2_bw_hi = super::round::scale(self.v2_bw_hi, self.ecn_cut());
         }
     }
 
