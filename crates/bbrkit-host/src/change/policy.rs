@@ -559,7 +559,7 @@ fn reattach_one(
 #[path = "policy_judge.rs"]
 mod judge;
 use judge::attached;
-pub use judge::{agreement, checks, findings};
+pub use judge::{agreement, checks, findings, governed};
 
 #[cfg(test)]
 #[path = "policy_tests.rs"]

@@ -558,3 +558,48 @@ fn doctor_names_a_host_without_cgroup_v2() {
         Level::Info
     );
 }
+
+#[test]
+fn doctor_does_not_call_connections_a_policy_rule_governs_old() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    let cur = f.snap().kernel.current_cc.clone().unwrap();
+    let s = |local: &str, remote: &str, cc: &str| Established {
+        local: local.into(),
+        remote: remote.into(),
+        cc: Some(cc.into()),
+        cookie: 1,
+    };
+    f.live().sockets = Ok(vec![
+        s("10.0.0.1:443", "10.0.0.2:50000", "reno"), // rule 1 gives reno
+        s("10.0.0.1:40000", "203.0.113.9:443", "cubic"), // rule 2 gives cubic, the default
+        s("10.0.0.1:40000", "198.51.100.1:443", "reno"), // no rule: old
+    ]);
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::OldConnections)
+        .unwrap_or_else(|| panic!("{cur} {:#?}", r.findings));
+    assert_eq!(
+        x.title,
+        format!("1 established connection(s) not on the default {cur}"),
+        "{cur}"
+    );
+    assert_eq!(
+        x.evidence,
+        [
+            "10.0.0.1:40000 -> 198.51.100.1:443 uses reno",
+            "not counted: 1 connection(s) an attached policy's rule gives their algorithm (verify judges them)"
+        ]
+    );
+    // Without the policy's link, all three are old.
+    f.host.live.policy_pins.clear();
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::OldConnections)
+        .unwrap();
+    assert!(x.title.starts_with("2 established"), "{x:?}");
+}
