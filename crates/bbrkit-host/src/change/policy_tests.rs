@@ -152,7 +152,7 @@ fn refuses_what_cannot_work_before_changing_anything() {
         (
             "[[rule]]\nremote = [\"10.0.0.1/8\"]\ncc = \"reno\"\n",
             None,
-            "rule 1: remote \"10.0.0.1/8\": host bits set after the prefix length; did you mean 10.0.0.0/8?",
+            "rule 1 (line 1): remote \"10.0.0.1/8\": host bits set after the prefix length; did you mean 10.0.0.0/8?",
         ),
     ];
     for (text, cgroup, want) in cases {
@@ -602,4 +602,28 @@ fn doctor_does_not_call_connections_a_policy_rule_governs_old() {
         .find(|x| x.id == FindingId::OldConnections)
         .unwrap();
     assert!(x.title.starts_with("2 established"), "{x:?}");
+}
+
+#[test]
+fn rules_an_earlier_rule_covers_are_warned_with_their_lines() {
+    let text =
+        "[[rule]]\ncc = \"cubic\"\n\n[[rule]]\nname = \"web\"\nlocal_port = [443]\ncc = \"reno\"\n";
+    let (mut f, _d, file) = with_policy(text);
+    let want = "rule 2 (line 4) \"web\" can never match: rule 1 (line 1) matches every connection it would, and the first matching rule applies";
+    for dry_run in [true, false] {
+        let r = enable::run(&mut f.host, &opts(&file, dry_run)).unwrap();
+        let p = r.policy.as_ref().unwrap();
+        assert_eq!(p.warnings, [want]);
+        assert!(
+            lines(p, dry_run).contains(&format!("policy: warning: {want}")),
+            "{:#?}",
+            lines(p, dry_run)
+        );
+        let json = serde_json::to_value(p).unwrap();
+        assert_eq!(json["warnings"], serde_json::json!([want]));
+    }
+    // A policy without dead rules has an empty list.
+    let (mut f, _d, file) = with_policy(POLICY);
+    let r = enable::run(&mut f.host, &opts(&file, true)).unwrap();
+    assert!(r.policy.unwrap().warnings.is_empty());
 }
