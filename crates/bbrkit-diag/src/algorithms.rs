@@ -5,6 +5,13 @@
 //! (`net.ipv4.tcp_allowed_congestion_control`).
 //!
 //! The one reader of these two lists for every crate. Must never write them.
+//!
+//! An algorithm built as a module (Debian's `tcp_bbr`,
+//! `CONFIG_TCP_CONG_BBR=m`) is not registered until it is loaded; the
+//! kernel loads it itself when a CAP_NET_ADMIN caller asks for it by name
+//! (`tcp_ca_find_autoload` → `request_module("tcp_%s")`, net/ipv4/tcp_cong.c,
+//! on `setsockopt(TCP_CONGESTION)` and on writing the default). [`usable`]
+//! counts such an algorithm: it asks the same way, on a throwaway socket.
 
 use std::path::Path;
 
@@ -31,6 +38,46 @@ pub fn allowed() -> Result<Vec<String>, DiagError> {
     read_list(Path::new(ALLOWED))
 }
 
+/// The running kernel's module index (`modules.dep` lists every loadable
+/// module, built-in ones are registered already).
+fn modules_dep() -> Option<String> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    std::fs::read_to_string(format!("/lib/modules/{}/modules.dep", release.trim())).ok()
+}
+
+/// `modules_dep` (the text of `modules.dep`) lists the module of algorithm
+/// `name`: `tcp_NAME.ko`, compressed or not, in any directory.
+pub fn module_listed(name: &str, modules_dep: &str) -> bool {
+    let want = format!("tcp_{name}.ko");
+    modules_dep.lines().any(|l| {
+        let path = l.split(':').next().unwrap_or_default();
+        let file = path.rsplit('/').next().unwrap_or_default();
+        file == want
+            || file
+                .strip_prefix(want.as_str())
+                .is_some_and(|z| z.starts_with('.'))
+    })
+}
+
+/// Whether `name` is usable: registered, or a module of the running kernel
+/// that loads on demand — then it is loaded the way the kernel does, by
+/// choosing it on a throwaway socket (needs CAP_NET_ADMIN), and the
+/// registered list read again.
+pub fn usable(name: &str) -> Result<bool, DiagError> {
+    if is_available(name)? {
+        return Ok(true);
+    }
+    if !modules_dep().is_some_and(|dep| module_listed(name, &dep)) {
+        return Ok(false);
+    }
+    if let Ok(s) = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None) {
+        // The error (EPERM unprivileged, ENOENT when the load failed) is
+        // judged by reading the list again.
+        let _ = s.set_tcp_congestion(name.as_bytes());
+    }
+    is_available(name)
+}
+
 fn read_list(path: &Path) -> Result<Vec<String>, DiagError> {
     let text = std::fs::read_to_string(path).map_err(|source| DiagError::Read {
         path: path.to_path_buf(),
@@ -41,6 +88,24 @@ fn read_list(path: &Path) -> Result<Vec<String>, DiagError> {
 
 #[cfg(test)]
 mod tests {
+    use super::module_listed;
+
+    #[test]
+    fn a_module_is_found_in_modules_dep_compressed_or_not() {
+        // As on Debian 12's 6.1 kernel (tcp_bbr a module, cubic built in).
+        let dep = "kernel/net/ipv4/tcp_bbr.ko.xz:\nkernel/net/ipv4/tcp_vegas.ko: kernel/net/ipv4/tcp_lp.ko\nkernel/net/sched/sch_fq.ko:\n";
+        assert!(module_listed("bbr", dep));
+        assert!(module_listed("vegas", dep));
+        assert!(
+            !module_listed("lp", dep),
+            "a dependency is not a module line"
+        );
+        assert!(!module_listed("cubic", dep));
+        assert!(!module_listed("bb", dep));
+        assert!(!module_listed("bbr3", dep));
+        assert!(module_listed("bbr", "kernel/net/ipv4/tcp_bbr.ko:\n"));
+    }
+
     #[test]
     fn reno_is_always_registered_and_allowed() {
         // tcp_cong.c: reno is built in and always in the allowed list.

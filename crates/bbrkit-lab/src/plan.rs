@@ -142,7 +142,10 @@ pub fn validate(plan: &Plan) -> Result<()> {
             }
             continue;
         }
-        if !available.iter().any(|a| a == cc) {
+        // Registered, or a module the kernel loads on demand (loaded now).
+        let usable = available.iter().any(|a| a == cc)
+            || bbrkit_diag::algorithms::usable(cc).unwrap_or(false);
+        if !usable {
             return Err(LabError::UnknownAlgorithm {
                 wanted: cc.clone(),
                 available: available.join(" "),

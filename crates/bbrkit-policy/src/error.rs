@@ -1,7 +1,7 @@
 //! [`PolicyError`]: what is wrong with a policy, and where — the file, the
 //! rule (numbered from 1 in the order written), the key and the value — so
 //! the CLI prints one line such as
-//! `policy.toml: rule 2: remote "10.0.0.0/33": prefix length 33 > 32`.
+//! `policy.toml: rule 2 (line 4): remote "10.0.0.0/33": prefix length 33 > 32`.
 
 use std::fmt;
 
@@ -20,8 +20,12 @@ pub struct PolicyError {
 /// The place of a [`PolicyError`] inside the policy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct At {
-    /// Rule index (0-based; shown as `rule N` with N = index + 1).
-    pub rule: Option<usize>,
+    /// Rule index (0-based; shown as `rule N` with N = index + 1; `u32`
+    /// keeps the error small, and a policy holds at most `MAX_RULES`).
+    pub rule: Option<u32>,
+    /// The line of the file its `[[rule]]` table starts on (shown as
+    /// `rule N (line L)`; `None`: built in code).
+    pub line: Option<u32>,
     /// The key (`remote`, `local_port`, `split`, ...).
     pub key: Option<String>,
     /// The offending value as written.
@@ -32,7 +36,7 @@ impl At {
     /// Rule `index` (0-based), no key.
     pub fn rule(index: usize) -> At {
         At {
-            rule: Some(index),
+            rule: Some(index as u32),
             ..At::default()
         }
     }
@@ -40,26 +44,29 @@ impl At {
     /// `key` of rule `index`.
     pub fn key(index: usize, key: &str) -> At {
         At {
-            rule: Some(index),
+            rule: Some(index as u32),
             key: Some(key.to_string()),
-            value: None,
+            ..At::default()
         }
     }
 
     /// `value` of `key` of rule `index`.
     pub fn value(index: usize, key: &str, value: impl Into<String>) -> At {
         At {
-            rule: Some(index),
+            rule: Some(index as u32),
             key: Some(key.to_string()),
             value: Some(value.into()),
+            line: None,
         }
     }
 }
 
 impl fmt::Display for At {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(r) = self.rule {
-            write!(f, "rule {}: ", r + 1)?;
+        match (self.rule, self.line) {
+            (Some(r), Some(l)) => write!(f, "rule {} (line {l}): ", r + 1)?,
+            (Some(r), None) => write!(f, "rule {}: ", r + 1)?,
+            (None, _) => {}
         }
         match (&self.key, &self.value) {
             (Some(k), Some(v)) => write!(f, "{k} {v:?}: "),

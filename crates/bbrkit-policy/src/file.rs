@@ -44,7 +44,7 @@ struct RawRule {
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
     #[serde(default)]
-    rule: Vec<toml::Table>,
+    rule: Vec<toml::Spanned<toml::Table>>,
 }
 
 type Read<T> = Result<T, (At, Problem)>;
@@ -64,13 +64,36 @@ pub fn parse(origin: &str, text: &str) -> Result<Policy, PolicyError> {
         };
         err(At::default(), Problem::Syntax(msg))
     })?;
+    let lines: Vec<usize> = raw
+        .rule
+        .iter()
+        .map(|t| line_of(text, t.span().start))
+        .collect();
+    let at_line = |mut e: PolicyError| {
+        e.at.line =
+            e.at.rule
+                .and_then(|i| lines.get(i as usize))
+                .map(|&l| l as u32);
+        e
+    };
     let rules = raw
         .rule
         .into_iter()
         .enumerate()
-        .map(|(i, t)| read_rule(i, t).map_err(|(at, p)| err(at, p)))
+        .map(|(i, t)| read_rule(i, t.into_inner()).map_err(|(at, p)| at_line(err(at, p))))
         .collect::<Result<Vec<_>, _>>()?;
     Policy::new(origin, rules)
+        .map(|p| p.with_lines(lines.clone()))
+        .map_err(at_line)
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 fn read_rule(i: usize, table: toml::Table) -> Read<Rule> {
@@ -313,51 +336,56 @@ record = true
         let two = |body: &str| format!("[[rule]]\ncc = \"bbr\"\n\n[[rule]]\n{body}\n");
         assert_eq!(
             err(&two("remote = [\"10.0.0.0/33\"]\ncc = \"bbr\"")),
-            r#"policy.toml: rule 2: remote "10.0.0.0/33": prefix length 33 > 32"#
+            r#"policy.toml: rule 2 (line 4): remote "10.0.0.0/33": prefix length 33 > 32"#
         );
         assert_eq!(
             err(&two("remote = [\"10.0.0.1/8\"]\ncc = \"bbr\"")),
-            r#"policy.toml: rule 2: remote "10.0.0.1/8": host bits set after the prefix length; did you mean 10.0.0.0/8?"#
+            r#"policy.toml: rule 2 (line 4): remote "10.0.0.1/8": host bits set after the prefix length; did you mean 10.0.0.0/8?"#
         );
         assert_eq!(
             err(&two("remote = [\"2001:db8::/129\"]\ncc = \"bbr\"")),
-            r#"policy.toml: rule 2: remote "2001:db8::/129": prefix length 129 > 128"#
+            r#"policy.toml: rule 2 (line 4): remote "2001:db8::/129": prefix length 129 > 128"#
         );
         assert!(
             err(&two("remote = [\"example.com\"]\ncc = \"bbr\"")).contains("not an IP address")
         );
         assert_eq!(
             err(&two("local_port = [70000]\ncc = \"bbr\"")),
-            r#"policy.toml: rule 2: local_port "70000": port 70000 is not 1-65535"#
+            r#"policy.toml: rule 2 (line 4): local_port "70000": port 70000 is not 1-65535"#
         );
         assert_eq!(
             err(&two("remote_port = [\"9-3\"]\ncc = \"bbr\"")),
-            r#"policy.toml: rule 2: remote_port "9-3": range ends before it starts (9 > 3)"#
+            r#"policy.toml: rule 2 (line 4): remote_port "9-3": range ends before it starts (9 > 3)"#
         );
         assert_eq!(
             err(&two("split = { cubic = 50, bbr = -1 }")),
-            r#"policy.toml: rule 2: split "bbr": weight -1 is not a whole number 0-65535"#
+            r#"policy.toml: rule 2 (line 4): split "bbr": weight -1 is not a whole number 0-65535"#
         );
         assert_eq!(
             err(&two("split = { cubic = 50 }\nunit = \"host\"")),
-            r#"policy.toml: rule 2: unit "host": expected "connection", "client" or "prefix""#
+            r#"policy.toml: rule 2 (line 4): unit "host": expected "connection", "client" or "prefix""#
         );
         assert_eq!(
             err(&two("cc = \"bbr\"\nunit = \"client\"")),
-            "policy.toml: rule 2: unit: `unit` only applies to a `split`"
+            "policy.toml: rule 2 (line 4): unit: `unit` only applies to a `split`"
         );
         assert!(
             err(&two("cc = \"bbr\"\nsplit = { bbr = 1 }"))
-                .ends_with("rule 2: both `cc` and `split`: give one")
+                .ends_with("rule 2 (line 4): both `cc` and `split`: give one")
         );
         assert!(
             err(&two("remote = \"10.0.0.0/8\"\ncc = \"bbr\""))
-                .contains("rule 2: remote: expected an array")
+                .contains("rule 2 (line 4): remote: expected an array")
         );
         let unknown = err(&two("remot = []\ncc = \"bbr\""));
         assert!(
-            unknown.starts_with("policy.toml: rule 2: unknown field `remot`"),
+            unknown.starts_with("policy.toml: rule 2 (line 4): unknown field `remot`"),
             "{unknown}"
+        );
+        // Policy::new's checks (after reading) name the line too.
+        assert_eq!(
+            err(&two("local_port = []\ncc = \"bbr\"")),
+            "policy.toml: rule 2 (line 4): local_port: an empty list matches no connection; leave the key out to match every connection"
         );
         assert!(!unknown.contains('\n'));
     }

@@ -10,6 +10,7 @@
 //!   and [`Compiled::decide`], what the program does with a connection.
 //! - [`draw`]: how a split draws an arm, the same arithmetic as the program.
 //! - [`render`]: the compiled rules as text for `--dry-run`.
+//! - [`shadow`]: rules an earlier rule covers, which can never match.
 //! - [`attached`]: where an attached program is pinned, a cgroup's
 //!   sock_ops programs and the program's counters, as plain values.
 //! - [`record`]: [`ConnRecord`], one connection's outcome as the program
@@ -32,9 +33,11 @@ pub mod file;
 pub mod record;
 pub mod render;
 pub mod rule;
+pub mod shadow;
 
 pub use compile::{Compiled, Decision, RuleEntry, TrieEntry};
 pub use error::{At, PolicyError, Problem};
 pub use file::{parse, parse_port_range, parse_prefix};
 pub use record::{ConnRecord, Direction};
 pub use rule::{Action, Arm, Policy, PortRange, Rule, Unit};
+pub use shadow::Shadowed;

@@ -200,10 +200,22 @@ impl Rule {
 }
 
 /// An ordered, validated list of rules.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Policy {
     rules: Vec<Rule>,
+    /// The line each rule's `[[rule]]` table starts on (empty: built in
+    /// code). Not part of what the policy means: equality ignores it.
+    #[serde(skip)]
+    lines: Vec<usize>,
 }
+
+impl PartialEq for Policy {
+    fn eq(&self, other: &Policy) -> bool {
+        self.rules == other.rules
+    }
+}
+
+impl Eq for Policy {}
 
 impl Policy {
     /// Validates `rules` (from a file named `origin`, or built in code):
@@ -235,7 +247,21 @@ impl Policy {
                 return Err(err(At::default(), Problem::TooMany(msg)));
             }
         }
-        Ok(Policy { rules })
+        Ok(Policy {
+            rules,
+            lines: Vec::new(),
+        })
+    }
+
+    /// The same policy, its rules starting on `lines` of its file.
+    pub fn with_lines(mut self, lines: Vec<usize>) -> Policy {
+        self.lines = lines;
+        self
+    }
+
+    /// The line of the file rule `index` (0-based) starts on, if read from one.
+    pub fn line(&self, index: usize) -> Option<usize> {
+        self.lines.get(index).copied()
     }
 
     /// The rules in order.

@@ -335,7 +335,7 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
             (
                 &bad,
                 cg,
-                "rule 1: remote \"10.0.0.0/33\": prefix length 33 > 32",
+                "rule 1 (line 1): remote \"10.0.0.0/33\": prefix length 33 > 32",
             ),
             (
                 &unknown,

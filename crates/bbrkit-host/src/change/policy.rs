@@ -167,6 +167,10 @@ pub struct PolicyPlan {
     pub step: PolicyStep,
     /// The algorithms the rules name (all registered).
     pub needs: Vec<String>,
+    /// What is accepted but likely a mistake: rules that can never match
+    /// because an earlier rule covers them, with their lines
+    /// (`bbrkit_policy::Shadowed`).
+    pub warnings: Vec<String>,
     /// The compiled rules and maps (`bbrkit_policy::render::dry_run`).
     pub compiled: String,
     /// The boot unit's files (`bbrkit-policy.service`; empty when the root
@@ -379,6 +383,7 @@ pub fn plan(
             .map(|o| o.display().to_string()),
         step,
         needs,
+        warnings: policy.shadowed().iter().map(ToString::to_string).collect(),
         compiled: bbrkit_policy::render::dry_run(&policy, &compiled),
     };
     let mut changes = Vec::new();
@@ -407,6 +412,7 @@ pub fn lines(p: &PolicyPlan, dry_run: bool) -> Vec<String> {
     let would = if dry_run { "would " } else { "" };
     let mut out: Vec<String> = p.compiled.lines().map(|l| format!("    | {l}")).collect();
     out.insert(0, format!("policy: {} (compiled):", p.file));
+    out.extend(p.warnings.iter().map(|w| format!("policy: warning: {w}")));
     let (cg, dir) = (&p.cgroup, &p.pin_dir);
     out.push(match p.step {
         PolicyStep::Attach => format!("policy: {would}attach to cgroup {cg} (id {}) and pin at {dir}", p.cgroup_id),
@@ -559,7 +565,7 @@ fn reattach_one(
 #[path = "policy_judge.rs"]
 mod judge;
 use judge::attached;
-pub use judge::{agreement, checks, findings};
+pub use judge::{agreement, checks, findings, governed};
 
 #[cfg(test)]
 #[path = "policy_tests.rs"]

@@ -22,31 +22,43 @@ pub(super) fn attached<'a>(
     })
 }
 
+/// The algorithm `compiled`'s rule gives `s` (`None`: no rule with an arm
+/// matches it, or its addresses do not parse): `decide`, as the program.
+fn rule_cc<'a>(compiled: &'a Compiled, s: &Established) -> Option<&'a str> {
+    let l = s.local.parse::<std::net::SocketAddr>().ok()?;
+    let r = s.remote.parse::<std::net::SocketAddr>().ok()?;
+    let d = compiled.decide(r.ip(), l.port(), r.port(), s.cookie)?;
+    d.arm
+        .and_then(|a| compiled.rules[d.rule].arms.get(a))
+        .map(|a| a.cc.as_str())
+}
+
 /// Live connections whose algorithm agrees with `decide` (matched ones
 /// only): `(agree, disagree)`.
 pub fn agreement(compiled: &Compiled, socks: &[Established]) -> (usize, usize) {
     let mut agree = (0, 0);
     for s in socks {
-        let (Ok(l), Ok(r)) = (
-            s.local.parse::<std::net::SocketAddr>(),
-            s.remote.parse::<std::net::SocketAddr>(),
-        ) else {
-            continue;
-        };
-        let Some(d) = compiled.decide(r.ip(), l.port(), r.port(), s.cookie) else {
-            continue;
-        };
-        let want = d
-            .arm
-            .and_then(|a| compiled.rules[d.rule].arms.get(a))
-            .map(|a| a.cc.as_str());
-        match want {
+        match rule_cc(compiled, s) {
             Some(w) if s.cc.as_deref() == Some(w) => agree.0 += 1,
             Some(_) => agree.1 += 1,
             None => {}
         }
     }
     agree
+}
+
+/// A rule of a policy attached now (a pin with a live link and readable
+/// maps) gives `s` an algorithm: the policy, not the host default, decides
+/// it (`doctor`'s `old_connections` leaves it to `verify`'s
+/// `policy.*.connections`).
+pub fn governed(snap: &Snapshot, s: &Established) -> bool {
+    snap.policy.pins.iter().any(|p| {
+        p.live
+            .as_ref()
+            .ok()
+            .and_then(|l| l.maps.as_ref().ok())
+            .is_some_and(|c| rule_cc(c, s).is_some())
+    })
 }
 
 /// `verify`: each recorded policy is attached to its cgroup, its maps equal

@@ -152,7 +152,7 @@ fn refuses_what_cannot_work_before_changing_anything() {
         (
             "[[rule]]\nremote = [\"10.0.0.1/8\"]\ncc = \"reno\"\n",
             None,
-            "rule 1: remote \"10.0.0.1/8\": host bits set after the prefix length; did you mean 10.0.0.0/8?",
+            "rule 1 (line 1): remote \"10.0.0.1/8\": host bits set after the prefix length; did you mean 10.0.0.0/8?",
         ),
     ];
     for (text, cgroup, want) in cases {
@@ -557,4 +557,73 @@ fn doctor_names_a_host_without_cgroup_v2() {
         finding(&bare, FindingId::PolicyNoCgroup2).unwrap().level,
         Level::Info
     );
+}
+
+#[test]
+fn doctor_does_not_call_connections_a_policy_rule_governs_old() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    let cur = f.snap().kernel.current_cc.clone().unwrap();
+    let s = |local: &str, remote: &str, cc: &str| Established {
+        local: local.into(),
+        remote: remote.into(),
+        cc: Some(cc.into()),
+        cookie: 1,
+    };
+    f.live().sockets = Ok(vec![
+        s("10.0.0.1:443", "10.0.0.2:50000", "reno"), // rule 1 gives reno
+        s("10.0.0.1:40000", "203.0.113.9:443", "cubic"), // rule 2 gives cubic, the default
+        s("10.0.0.1:40000", "198.51.100.1:443", "reno"), // no rule: old
+    ]);
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::OldConnections)
+        .unwrap_or_else(|| panic!("{cur} {:#?}", r.findings));
+    assert_eq!(
+        x.title,
+        format!("1 established connection(s) not on the default {cur}"),
+        "{cur}"
+    );
+    assert_eq!(
+        x.evidence,
+        [
+            "10.0.0.1:40000 -> 198.51.100.1:443 uses reno",
+            "not counted: 1 connection(s) an attached policy's rule gives their algorithm (verify judges them)"
+        ]
+    );
+    // Without the policy's link, all three are old.
+    f.host.live.policy_pins.clear();
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::OldConnections)
+        .unwrap();
+    assert!(x.title.starts_with("2 established"), "{x:?}");
+}
+
+#[test]
+fn rules_an_earlier_rule_covers_are_warned_with_their_lines() {
+    let text =
+        "[[rule]]\ncc = \"cubic\"\n\n[[rule]]\nname = \"web\"\nlocal_port = [443]\ncc = \"reno\"\n";
+    let (mut f, _d, file) = with_policy(text);
+    let want = "rule 2 (line 4) \"web\" can never match: rule 1 (line 1) matches every connection it would, and the first matching rule applies";
+    for dry_run in [true, false] {
+        let r = enable::run(&mut f.host, &opts(&file, dry_run)).unwrap();
+        let p = r.policy.as_ref().unwrap();
+        assert_eq!(p.warnings, [want]);
+        assert!(
+            lines(p, dry_run).contains(&format!("policy: warning: {want}")),
+            "{:#?}",
+            lines(p, dry_run)
+        );
+        let json = serde_json::to_value(p).unwrap();
+        assert_eq!(json["warnings"], serde_json::json!([want]));
+    }
+    // A policy without dead rules has an empty list.
+    let (mut f, _d, file) = with_policy(POLICY);
+    let r = enable::run(&mut f.host, &opts(&file, true)).unwrap();
+    assert!(r.policy.unwrap().warnings.is_empty());
 }
