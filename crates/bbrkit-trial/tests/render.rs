@@ -159,3 +159,52 @@ fn a_tripped_guardrail_prints_the_effects_own_interval() {
         }
     }
 }
+
+/// Issue 32 item 2: a closed connection with no busy time has no goodput
+/// (not one over its lifetime): counted per arm, left out of the goodput
+/// comparison, said in the table and the JSON document.
+#[test]
+fn connections_with_no_busy_time_are_counted_not_remeasured() {
+    let recs = fixture();
+    let mut with = Trial::new(def(200)).unwrap();
+    let mut zeroed = 0;
+    for (i, r) in recs.iter().enumerate() {
+        let mut r = r.clone();
+        if r.arm == 0 && !r.open && i % 10 == 0 {
+            r.busy_us = 0;
+            zeroed += 1;
+        }
+        with.add(&r);
+    }
+    assert!(zeroed > 5);
+    let r = with.report(&Look::new(42, Mode::FixedHorizon));
+    assert_eq!(r.records.no_busy_time, [zeroed, 0]);
+    let connections = |r: &Report| -> u64 {
+        let e = r.overall.effect.as_ref().unwrap();
+        e.classes.iter().map(|c| c.connections[0]).sum()
+    };
+    let base = fixture_report(Mode::FixedHorizon);
+    assert_eq!(
+        connections(&r),
+        connections(&base) - zeroed,
+        "left out of the goodput comparison"
+    );
+    assert_eq!(
+        r.records.closed, base.records.closed,
+        "still closed records"
+    );
+    let t = table(&r, 10);
+    let head = t.split("\n\n").next().unwrap();
+    if std::env::var_os("BBRKIT_PRINT_HEAD").is_some() {
+        eprintln!("{head}");
+    }
+    assert!(
+        head.contains(&format!(
+            "  no busy time: A {zeroed} / B 0 closed connections"
+        )),
+        "{t}"
+    );
+    assert!(!table(&base, 10).contains("no busy time"));
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["records"]["no_busy_time"], serde_json::json!([zeroed, 0]));
+}
