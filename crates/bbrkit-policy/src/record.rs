@@ -92,15 +92,19 @@ impl ConnRecord {
     }
 
     /// Goodput while there was data to send: acknowledged payload over
-    /// `busy_us` (over the whole duration when the kernel kept no busy
-    /// time). `None` when nothing was sent or no time elapsed.
+    /// `busy_us`. `None` when nothing was acknowledged or the kernel kept
+    /// no busy time: never re-measured over the connection's lifetime,
+    /// which is another quantity (it counts the application's idle time).
     pub fn goodput_bits_per_second(&self) -> Option<f64> {
-        let us = if self.busy_us > 0 {
-            self.busy_us
-        } else {
-            self.duration_us()
-        };
-        (self.bytes_acked > 0 && us > 0).then(|| self.bytes_acked as f64 * 8e6 / us as f64)
+        (self.bytes_acked > 0 && self.busy_us > 0)
+            .then(|| self.bytes_acked as f64 * 8e6 / self.busy_us as f64)
+    }
+
+    /// Acknowledged data but no busy time: the kernel's chronographs said
+    /// nothing, so the record has no goodput (see
+    /// [`goodput_bits_per_second`](Self::goodput_bits_per_second)).
+    pub fn no_busy_time(&self) -> bool {
+        self.bytes_acked > 0 && self.busy_us == 0
     }
 
     /// Retransmitted over sent segments (`None` when nothing was sent).
@@ -208,11 +212,13 @@ mod tests {
     }
 
     #[test]
-    fn goodput_falls_back_to_duration_without_busy_time() {
+    fn no_busy_time_means_no_goodput_not_a_lifetime_one() {
         let r = ConnRecord {
             busy_us: 0,
             ..rec()
         };
-        assert_eq!(r.goodput_bits_per_second(), Some(4e6));
+        assert!(r.no_busy_time());
+        assert_eq!(r.goodput_bits_per_second(), None);
+        assert!(!rec().no_busy_time());
     }
 }

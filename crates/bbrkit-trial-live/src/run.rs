@@ -9,7 +9,8 @@
 //!   attach ─────────────────────────────────────► Records::new(ring)
 //!   loop  ◄── batches (channel) ──────────────── poll(100 ms) until told to stop
 //!     take (Intake) │ tick every 1 s │ look every look_every:
-//!       report (sequential, 200 resamples) → guardrail? set_weights → event → confident?
+//!       report (sequential, 200 resamples) → trips? again as the final report (its resamples)
+//!         → guardrail? set_weights → event → confident?
 //!     until: --duration, --until-confident (or a guardrail), --max-duration, cancel
 //!   census of open connections → detach the link → stop the reader ──► drain() last records
 //!   last records (their cookies reconcile the census) → open samples → final report
@@ -64,6 +65,9 @@ pub enum Event<'a> {
 /// the draws' interquartile range, which a few hundred estimate well
 /// (`bbrkit_trial::Look::resamples`).
 const LOOK_RESAMPLES: usize = 200;
+/// The mode a guardrail decision is made in: the final report's after a
+/// guardrail ([`final_mode`]), so both compute the same interval.
+const DECISION_MODE: Mode = Mode::Sequential;
 /// How often the caller hears the time and the count.
 const TICK: Duration = Duration::from_secs(1);
 /// How long the reader waits for records before looking at its stop flag.
@@ -274,6 +278,14 @@ impl<'a> Live<'a> {
         on: &mut dyn FnMut(Event<'_>),
     ) -> Result<Option<StopReason>, LiveError> {
         let mut look = self.report(maps, Mode::Sequential, Some(LOOK_RESAMPLES))?;
+        if self.info.guardrail.is_none() && !look.report.decisions.is_empty() {
+            // A look that would move the split is made again as the final
+            // report is made (sequential, the definition's resamples,
+            // the same seed): the decision's reason and the final report
+            // then print one interval for the goodput ratio, not the
+            // 200-resample one beside the 2000-resample one (issue 32).
+            look = self.report(maps, DECISION_MODE, None)?;
+        }
         if self.info.guardrail.is_none()
             && let Some(d) = look.report.decisions.first()
         {
@@ -386,6 +398,45 @@ mod tests {
         assert_eq!(decided(until, &empty, true), Some(StopReason::Guardrail));
         let fixed = Stop::For(Duration::from_secs(60));
         assert_eq!(decided(fixed, &empty, true), None);
+    }
+
+    #[test]
+    fn a_decision_is_made_as_the_final_report_after_it_is() {
+        // Same mode, same resamples (the definition's), same seed: over the
+        // same records the decision's interval is the final report's.
+        for r in [
+            StopReason::Duration,
+            StopReason::Guardrail,
+            StopReason::MaxDuration,
+            StopReason::Interrupted,
+        ] {
+            assert_eq!(final_mode(r, true), DECISION_MODE, "{r:?}");
+        }
+        // Over a trial whose A trips the goodput guardrail: the progress
+        // look's interval is not the final report's, the decision's is.
+        let mut t = Trial::new(TrialDef::new("cubic", "bbr")).unwrap();
+        for i in 0..220u64 {
+            let arm = (i % 2) as u8;
+            let spread = 1.0 + ((i * 7919) % 97) as f64 / 20.0;
+            let g = if arm == 0 { 4e6 } else { 20e6 } * spread;
+            t.add(&bbrkit_trial::testing::conn(
+                i,
+                arm,
+                "192.0.2.1",
+                3_000_000,
+                g,
+            ));
+        }
+        let look = |mode, resamples| Look {
+            resamples,
+            ..Look::new(7, mode)
+        };
+        let progress = t.report(&look(Mode::Sequential, Some(LOOK_RESAMPLES)));
+        let decision = t.report(&look(DECISION_MODE, None));
+        let last = t.report(&look(final_mode(StopReason::Guardrail, true), None));
+        assert!(!decision.decisions.is_empty(), "{:?}", decision.overall);
+        assert_ne!(progress.decisions, last.decisions, "the 200-resample look");
+        assert_eq!(decision.decisions, last.decisions);
     }
 
     #[test]

@@ -88,9 +88,14 @@ pub struct Effect {
     pub ci_high: f64,
     /// How the interval was computed.
     pub interval: Mode,
-    /// The confidence sequence's low end (valid at every look).
+    /// The confidence sequence's low end (valid at every look). Not in
+    /// the JSON document nor printed: a report prints one interval per
+    /// quantity, `ci_low`/`ci_high` (equal to this in `sequential` mode);
+    /// kept for simulations that compare the two.
+    #[serde(skip)]
     pub anytime_low: f64,
-    /// The confidence sequence's high end.
+    /// The confidence sequence's high end (not printed, see `anytime_low`).
+    #[serde(skip)]
     pub anytime_high: f64,
     /// Ratio of the medians of all sizes pooled, unstratified (shown to
     /// reveal a difference of size mix between the arms).

@@ -4,7 +4,8 @@
 //! unacceptably).
 //!
 //! ```text
-//!   goodput      r = B/A (the effect), [lo, hi] its confidence sequence, bound b = 1 − max_goodput_loss
+//!   goodput      r = B/A (the effect), [lo, hi] the effect's own interval (the one the report
+//!                prints for the effect), bound b = 1 − max_goodput_loss
 //!                B trips when hi < b; A trips when lo > 1/b
 //!   retransmits  R_a = Σ retransmitted / Σ sent segments of arm a (pooled)
 //!                Var(R_a) = U/(U−1) · Σ_u (r_u − R_a s_u)² / (Σ_u s_u)²   (u: units; ratio-estimator
@@ -15,18 +16,23 @@
 //!                different metrics) they go to A, the baseline
 //! ```
 //!
-//! Both use the anytime multiplier `m(t)` (`crate::sequential`): a guardrail
-//! is checked at every look, so a fixed-horizon interval would trip on
-//! noise far more often than 5 % of the time.
+//! A guardrail is checked at every look, so it needs an interval valid at
+//! every look: the retransmit guardrail uses the anytime multiplier `m(t)`
+//! (`crate::sequential`); the goodput guardrail takes the effect's interval,
+//! which is the confidence sequence in every look the live command acts on
+//! ([`Mode::Sequential`]) and the fixed-horizon interval in a report made
+//! once at the end (where one look is all there is). One quantity, one
+//! interval per report: the effect line, the guardrail row and a decision's
+//! reason print the same numbers.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::definition::{ARM_NAMES, TrialDef, Unit};
-use crate::effect::{Effect, Intervals};
+use crate::effect::{Effect, Intervals, Mode};
 use crate::observe::Obs;
-use crate::words::pct;
+use crate::words::{pct, ratio_interval};
 
 /// What a guardrail watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -55,10 +61,13 @@ pub struct GuardrailCheck {
     pub metric: Metric,
     /// Goodput: ratio B/A. Retransmit rate: difference B − A (0..1).
     pub value: f64,
-    /// Anytime interval, low end.
+    /// Interval, low end (goodput: the effect's `ci_low`).
     pub low: f64,
-    /// Anytime interval, high end.
+    /// Interval, high end (goodput: the effect's `ci_high`).
     pub high: f64,
+    /// How the interval was computed (goodput: the effect's `interval`;
+    /// retransmit rate: always `sequential`).
+    pub interval: Mode,
     /// Goodput: the ratio B must stay above (A: below its inverse).
     /// Retransmit rate: the difference neither arm may exceed.
     pub bound: f64,
@@ -84,9 +93,9 @@ pub struct Decision {
 /// The goodput guardrail from a group's effect.
 pub(crate) fn goodput(def: &TrialDef, e: &Effect) -> GuardrailCheck {
     let bound = 1.0 - def.guardrails.max_goodput_loss;
-    let tripped = if e.anytime_high < bound {
+    let tripped = if e.ci_high < bound {
         Some(ARM_NAMES[1])
-    } else if e.anytime_low > 1.0 / bound {
+    } else if e.ci_low > 1.0 / bound {
         Some(ARM_NAMES[0])
     } else {
         None
@@ -94,8 +103,9 @@ pub(crate) fn goodput(def: &TrialDef, e: &Effect) -> GuardrailCheck {
     GuardrailCheck {
         metric: Metric::Goodput,
         value: e.ratio,
-        low: e.anytime_low,
-        high: e.anytime_high,
+        low: e.ci_low,
+        high: e.ci_high,
+        interval: e.interval,
         bound,
         tripped,
     }
@@ -158,6 +168,7 @@ pub(crate) fn retransmits(
         value: d,
         low,
         high,
+        interval: Mode::Sequential,
         bound,
         tripped,
     })
@@ -183,19 +194,26 @@ fn because(c: &GuardrailCheck) -> String {
     let arm = c.tripped.unwrap_or("?");
     match c.metric {
         Metric::Goodput => format!(
-            "goodput B/A {:.2}x [{:.2}, {:.2}]: {arm} is more than {} slower (anytime interval)",
-            c.value,
-            c.low,
-            c.high,
-            pct(1.0 - c.bound)
+            "goodput B/A {}: {arm} is more than {} slower ({})",
+            ratio_interval(c.value, c.low, c.high),
+            pct(1.0 - c.bound),
+            interval_kind(c.interval)
         ),
         Metric::RetransmitRate => format!(
-            "retransmit rate B-A {:+.2} points [{:+.2}, {:+.2}]: {arm} retransmits more than {} points more (anytime interval)",
+            "retransmit rate B-A {:+.2} points [{:+.2}, {:+.2}]: {arm} retransmits more than {} points more ({})",
             c.value * 100.0,
             c.low * 100.0,
             c.high * 100.0,
-            c.bound * 100.0
+            c.bound * 100.0,
+            interval_kind(c.interval)
         ),
+    }
+}
+
+fn interval_kind(m: Mode) -> &'static str {
+    match m {
+        Mode::FixedHorizon => "interval",
+        Mode::Sequential => "anytime interval",
     }
 }
 
@@ -275,6 +293,7 @@ mod tests {
             value: 0.5,
             low: 0.4,
             high: 0.6,
+            interval: Mode::Sequential,
             bound: 0.8,
             tripped: Some("B"),
         };

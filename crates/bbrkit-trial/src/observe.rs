@@ -101,6 +101,11 @@ pub struct RecordCounts {
     /// Units (clients, prefixes) whose connections drew both arms, which a
     /// per-unit split cannot do (0 with per-connection units).
     pub units_in_both_arms: u64,
+    /// Closed connections of A and B that acknowledged data but whose
+    /// kernel kept no busy time: no goodput, so outside the goodput
+    /// comparison (never re-measured over their lifetime); still counted
+    /// in `closed`, the sample ratio and the other metrics.
+    pub no_busy_time: [u64; 2],
 }
 
 /// A trial's data so far: feed it records with [`Trial::add`], read it
@@ -179,6 +184,9 @@ impl Trial {
             return;
         }
         self.counts.closed += 1;
+        if r.no_busy_time() {
+            self.counts.no_busy_time[arm] += 1;
+        }
         let unit = self.unit_of(r, arm);
         self.obs.push(Obs {
             arm,

@@ -7,6 +7,30 @@
 pub use bbrkit_vocab::format::{bytes, pct, rate};
 pub use bbrkit_vocab::{FctQuantiles, SizeClass};
 
+/// `x` as a ratio for people: `1.42x`, `0.981x`, `118x`. The one
+/// formatter of a ratio, so the same quantity prints the same everywhere
+/// (table, guardrail reasons, progress line).
+pub(crate) fn ratio(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}x")
+    } else if x >= 10.0 {
+        format!("{x:.1}x")
+    } else {
+        format!("{x:.2}x")
+    }
+}
+
+/// `1.42x [1.10, 1.83]`.
+pub(crate) fn ratio_interval(r: f64, lo: f64, hi: f64) -> String {
+    format!("{} [{}, {}]", ratio(r), bound(lo), bound(hi))
+}
+
+fn bound(x: f64) -> String {
+    ratio(x).trim_end_matches('x').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

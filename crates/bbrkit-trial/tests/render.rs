@@ -113,3 +113,98 @@ fn docs_show_the_real_table_and_progress_line() {
         "docs/trial.md's progress line is not the library's output:\n{p}"
     );
 }
+
+/// Every `R.RRx [L, H]` printed after `marker` on the lines of `text`
+/// that contain `line_has`.
+fn intervals_after(text: &str, line_has: &str, marker: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(line_has))
+        .filter_map(|l| {
+            let rest = &l[l.find(marker)? + marker.len()..];
+            Some(rest[..=rest.find(']')?].to_string())
+        })
+        .collect()
+}
+
+/// Issue 32 item 6: the same report printed the goodput ratio's interval
+/// as the effect's `[1.66, 8.03]`, the guardrail row's `[1.66, 13.8]` and
+/// the decision's `[1.66, 13.76]`. One quantity, one interval, in the
+/// table and in the JSON document, in either mode.
+#[test]
+fn a_tripped_guardrail_prints_the_effects_own_interval() {
+    for mode in [Mode::FixedHorizon, Mode::Sequential] {
+        let r = fixture_report(mode);
+        assert!(!r.decisions.is_empty(), "the fixture trips a guardrail");
+        let t = table(&r, 10);
+        let all = t.split("\n\n").find(|s| s.starts_with("all:")).unwrap();
+        let effect = intervals_after(all, "effect B/A:", "effect B/A: ");
+        let row = intervals_after(all, "guardrails:", "goodput ");
+        let decision = intervals_after(&t, "  all: send", "goodput B/A ");
+        assert_eq!(effect.len(), 1, "{t}");
+        assert_eq!(row, effect, "{mode:?}:\n{t}");
+        assert_eq!(decision, effect, "{mode:?}:\n{t}");
+        let j = serde_json::to_value(&r).unwrap();
+        let e = &j["overall"]["effect"];
+        let g = &j["overall"]["guardrails"][0];
+        assert_eq!(g["metric"], "goodput");
+        assert_eq!((&g["low"], &g["high"]), (&e["ci_low"], &e["ci_high"]));
+        assert_eq!(g["interval"], e["interval"]);
+        assert!(e.get("anytime_low").is_none(), "one interval per quantity");
+        if mode == Mode::Sequential {
+            let line = progress_line(&r);
+            assert!(
+                line.contains(&format!("B/A {} anytime", effect[0])),
+                "{line}"
+            );
+        }
+    }
+}
+
+/// Issue 32 item 2: a closed connection with no busy time has no goodput
+/// (not one over its lifetime): counted per arm, left out of the goodput
+/// comparison, said in the table and the JSON document.
+#[test]
+fn connections_with_no_busy_time_are_counted_not_remeasured() {
+    let recs = fixture();
+    let mut with = Trial::new(def(200)).unwrap();
+    let mut zeroed = 0;
+    for (i, r) in recs.iter().enumerate() {
+        let mut r = r.clone();
+        if r.arm == 0 && !r.open && i % 10 == 0 {
+            r.busy_us = 0;
+            zeroed += 1;
+        }
+        with.add(&r);
+    }
+    assert!(zeroed > 5);
+    let r = with.report(&Look::new(42, Mode::FixedHorizon));
+    assert_eq!(r.records.no_busy_time, [zeroed, 0]);
+    let connections = |r: &Report| -> u64 {
+        let e = r.overall.effect.as_ref().unwrap();
+        e.classes.iter().map(|c| c.connections[0]).sum()
+    };
+    let base = fixture_report(Mode::FixedHorizon);
+    assert_eq!(
+        connections(&r),
+        connections(&base) - zeroed,
+        "left out of the goodput comparison"
+    );
+    assert_eq!(
+        r.records.closed, base.records.closed,
+        "still closed records"
+    );
+    let t = table(&r, 10);
+    let head = t.split("\n\n").next().unwrap();
+    if std::env::var_os("BBRKIT_PRINT_HEAD").is_some() {
+        eprintln!("{head}");
+    }
+    assert!(
+        head.contains(&format!(
+            "  no busy time: A {zeroed} / B 0 closed connections"
+        )),
+        "{t}"
+    );
+    assert!(!table(&base, 10).contains("no busy time"));
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["records"]["no_busy_time"], serde_json::json!([zeroed, 0]));
+}

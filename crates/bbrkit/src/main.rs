@@ -9,6 +9,7 @@
 //! stderr, `bbrkit: ...`, with the cause chain.
 
 mod cmd;
+mod failure;
 mod lab_out;
 mod output;
 mod sim_out;
@@ -128,10 +129,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Problem) => ExitCode::from(1),
-        Err(e) => {
-            eprintln!("bbrkit: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => failure::exit_code(&format!("{e:#}"), 2, global.json),
     }
 }
 
@@ -156,6 +154,12 @@ fn usage_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // The help went to stderr; --json still gets its document.
+                failure::document_only(
+                    "a subcommand or argument is missing (the help is on stderr)",
+                    2,
+                    failure::json_in_argv(),
+                );
                 ExitCode::from(2)
             } else {
                 ExitCode::SUCCESS
@@ -169,8 +173,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
             {
                 line = format!("{line}: '{}'", bad.to_string_lossy());
             }
-            eprintln!("bbrkit: {line}");
-            ExitCode::from(2)
+            failure::exit_code(&line, 2, failure::json_in_argv())
         }
     }
 }
@@ -247,7 +250,9 @@ pub fn clock_seed() -> u64 {
 
 /// Prints `value` as the command's single JSON document.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    emit(&(serde_json::to_string_pretty(value)? + "\n"))
+    emit(&(serde_json::to_string_pretty(value)? + "\n"))?;
+    failure::document_printed();
+    Ok(())
 }
 
 /// Writes `text` to stdout. A reader that went away (`| head`) ends bbrkit by

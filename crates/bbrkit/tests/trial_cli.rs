@@ -131,6 +131,26 @@ fn bad_input_exits_2_with_one_line_before_attaching() {
             0,
             "{args:?}: a file"
         );
+        // With --json: the same line and exit code, and one JSON document
+        // on stdout saying them (usage and library errors alike).
+        let json = bbrkit()
+            .arg("trial")
+            .args(&args)
+            .args(["--textfile", prom, "--json"])
+            .output()
+            .unwrap();
+        let jerr = String::from_utf8_lossy(&json.stderr);
+        assert_eq!(json.status.code(), Some(2), "{args:?}: {jerr}");
+        assert_eq!(jerr, err, "{args:?}");
+        let doc: serde_json::Value = serde_json::from_slice(&json.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not one JSON document: {e}"));
+        let message = err.trim_end().strip_prefix("bbrkit: ").unwrap();
+        assert_eq!(
+            doc,
+            serde_json::json!({"error": {"message": message, "exit_code": 2}}),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
 

@@ -1,7 +1,9 @@
 //! Every usage error clap can raise from bbrkit's arguments is the CLI
 //! contract's one line (../shared/DESIGN.md, "CLI contract"): exit 2,
-//! nothing on stdout (also with `--json`), exactly one stderr line that
-//! starts `bbrkit: ` and names what is wrong. One real invocation per
+//! exactly one stderr line that starts `bbrkit: ` and names what is wrong,
+//! and on stdout nothing, or with `--json` anywhere in the arguments one
+//! JSON document `{"error": {"message": the line without "bbrkit: ",
+//! "exit_code": 2}}`. One real invocation per
 //! reachable clap `ErrorKind`; the kinds bbrkit's arguments cannot raise
 //! (no `num_args`, `require_equals` or positionals) are covered by the
 //! binary's unit test of `one_line` over a command that raises them.
@@ -92,7 +94,11 @@ fn assert_one_line(kind: &str, args: &[&OsStr], names: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     let shown = format!("{kind} {args:?}: stderr {err:?}");
     assert_eq!(out.status.code(), Some(2), "{shown}");
-    assert!(out.stdout.is_empty(), "{shown}: stdout {:?}", out.stdout);
+    if args.iter().any(|a| *a == "--json") {
+        assert_error_document(&out.stdout, err.trim_end(), 2, &shown);
+    } else {
+        assert!(out.stdout.is_empty(), "{shown}: stdout {:?}", out.stdout);
+    }
     assert_eq!(err.lines().count(), 1, "{shown}");
     assert!(err.starts_with("bbrkit: "), "{shown}");
     assert!(
@@ -104,16 +110,35 @@ fn assert_one_line(kind: &str, args: &[&OsStr], names: &[&str]) {
     }
 }
 
+/// `stdout` is exactly one JSON document, the error of stderr `line`.
+fn assert_error_document(stdout: &[u8], line: &str, code: i64, shown: &str) {
+    let text = String::from_utf8_lossy(stdout);
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{shown}: stdout is not one JSON document ({e}): {text:?}"));
+    let message = line
+        .strip_prefix("bbrkit: ")
+        .expect("the contract's prefix");
+    assert_eq!(
+        doc,
+        serde_json::json!({"error": {"message": message, "exit_code": code}}),
+        "{shown}"
+    );
+}
+
 #[test]
 fn every_clap_error_kind_is_one_line_naming_the_argument() {
     for (kind, args, names) in CASES {
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
         assert_one_line(kind, &args, names);
-        // The same with --json: still nothing on stdout, the same line.
-        let mut json = vec![OsStr::new("--json")];
-        json.extend(&args);
+        // The same with --json, first or last: the same line, and the
+        // error document on stdout (also when the arguments do not parse).
         if *kind != "MissingSubcommand" {
-            assert_one_line(kind, &json, names);
+            let mut first = vec![OsStr::new("--json")];
+            first.extend(&args);
+            assert_one_line(kind, &first, names);
+            let mut last = args.clone();
+            last.push(OsStr::new("--json"));
+            assert_one_line(kind, &last, names);
         }
     }
 }

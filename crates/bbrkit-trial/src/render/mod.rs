@@ -14,28 +14,7 @@ pub use table::table;
 pub use textfile::{LiveStatus, textfile, textfile_with};
 
 use crate::effect::Mode;
-
-/// `x` as a ratio for people: `1.42x`, `0.981x`, `118x`.
-fn ratio(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x >= 100.0 {
-        format!("{x:.0}x")
-    } else if x >= 10.0 {
-        format!("{x:.1}x")
-    } else {
-        format!("{x:.2}x")
-    }
-}
-
-/// `1.42x [1.10, 1.83]`.
-fn ratio_interval(r: f64, lo: f64, hi: f64) -> String {
-    format!("{} [{}, {}]", ratio(r), bound(lo), bound(hi))
-}
-
-fn bound(x: f64) -> String {
-    ratio(x).trim_end_matches('x').to_string()
-}
+use crate::words::{ratio, ratio_interval};
 
 /// How an interval is named: `95% interval`, `95% anytime interval`.
 fn interval_name(confidence: f64, mode: Mode) -> String {

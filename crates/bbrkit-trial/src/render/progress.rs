@@ -6,7 +6,18 @@
 use crate::report::Report;
 use crate::verdict::decide;
 
+use crate::effect::Mode;
+
 use super::ratio_interval;
+
+/// `anytime 95%` (a sequential look), `95%` (fixed horizon): the line
+/// prints the report's own interval, the one its table prints.
+fn progress_interval(confidence: f64, mode: Mode) -> String {
+    match mode {
+        Mode::Sequential => format!("anytime {:.0}%", confidence * 100.0),
+        Mode::FixedHorizon => format!("{:.0}%", confidence * 100.0),
+    }
+}
 
 /// The progress line of `report` (no newline).
 pub fn progress_line(report: &Report) -> String {
@@ -25,10 +36,10 @@ pub fn progress_line(report: &Report) -> String {
     );
     s += &match &o.effect {
         Some(e) => format!(
-            " | B/A {} anytime {:.0}%: {}",
-            ratio_interval(e.ratio, e.anytime_low, e.anytime_high),
-            report.confidence * 100.0,
-            decide(e.anytime_low, e.anytime_high, report.equivalence_margin).as_str()
+            " | B/A {} {}: {}",
+            ratio_interval(e.ratio, e.ci_low, e.ci_high),
+            progress_interval(report.confidence, e.interval),
+            decide(e.ci_low, e.ci_high, report.equivalence_margin).as_str()
         ),
         None => format!(" | B/A -: {}", o.reason),
     };

@@ -70,6 +70,14 @@ fn header(r: &Report) -> String {
         let _ = write!(s, ", over {d:.0} s");
     }
     s.push('\n');
+    let [na, nb] = c.no_busy_time;
+    if na + nb > 0 {
+        let _ = writeln!(
+            s,
+            "  no busy time: A {na} / B {nb} closed connections acked data with no busy time \
+             in the kernel: no goodput, left out of the goodput comparison"
+        );
+    }
     let _ = writeln!(s, "sample ratio: {}", srm_line(r.sample_ratio.as_ref()));
     if r.trusted {
         s += "trusted: yes\n";

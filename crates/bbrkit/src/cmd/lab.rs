@@ -204,8 +204,8 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     progress.finish();
     if let Some(code) = signals.exit_code() {
         drop(files); // exit() runs no destructor: remove the temporary files
-        eprintln!("bbrkit: interrupted by signal {}; lab removed", code - 128);
-        std::process::exit(code);
+        let message = format!("interrupted by signal {}; lab removed", code - 128);
+        std::process::exit(crate::failure::fail(&message, code as u8, global.json).into());
     }
     let report = result?;
     // The results first: a file that cannot be written loses nothing.

@@ -194,11 +194,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         return Err(e);
     }
     if let (StopReason::Interrupted, Some(code)) = (report.live.stopped, signals.exit_code()) {
-        eprintln!(
-            "bbrkit: interrupted by signal {}; trial stopped, program detached",
+        let message = format!(
+            "interrupted by signal {}; trial stopped, program detached",
             code - 128
         );
-        std::process::exit(code);
+        std::process::exit(crate::failure::fail(&message, code as u8, global.json).into());
     }
     Ok(Outcome::Ok)
 }
