@@ -114,6 +114,18 @@ fn bad_input_is_a_one_line_error() {
             err.starts_with("bbrkit: ") && err.lines().count() == 1,
             "{err}"
         );
-        assert!(out.stdout.is_empty());
+        // With --json the one JSON document is the error's (the CLI
+        // contract); without, stdout stays empty.
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        if args.contains(&"--json") {
+            let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["error"]["exit_code"], 2, "{stdout}");
+            assert_eq!(
+                format!("bbrkit: {}", doc["error"]["message"].as_str().unwrap()),
+                err.trim_end()
+            );
+        } else {
+            assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        }
     }
 }
