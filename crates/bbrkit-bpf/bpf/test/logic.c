@@ -97,27 +97,15 @@ static void new_socket(bool v2)
 /* One ACK at time now_us that (S)ACKs `acked` packets, of which the
  * sampled one was sent when tp.delivered was `prior_delivered`, over a
  * send/ACK interval of `interval_us`; `losses` packets marked lost by it. */
+static void ack_ex(u64 now_us, u32 acked, u32 prior_delivered,
+		   long interval_us, int losses, int flag, u32 ce, u32 end_seq);
+
 static void ack(u64 now_us, u32 acked, u32 prior_delivered, long interval_us,
 		int losses)
 {
-	struct rate_sample rs = {0};
-
-	tp.tcp_mstamp = now_us;
-	tp.tcp_clock_cache = now_us * 1000;
-	tp.delivered_mstamp = now_us;
-	tp.delivered += acked;
-	tp.lost += losses;
 	tp.snd_nxt += acked * tp.mss_cache;
-	rs.prior_mstamp = now_us - interval_us;
-	rs.prior_delivered = prior_delivered;
-	rs.delivered = tp.delivered - prior_delivered;
-	rs.interval_us = interval_us;
-	rs.rtt_us = 10000;
-	rs.losses = losses;
-	rs.acked_sacked = acked;
-	rs.prior_in_flight = tp.packets_out;
-	rs.last_end_seq = tp.snd_nxt;
-	bbr3_main(sk, 0, 0, &rs);
+	ack_ex(now_us, acked, prior_delivered, interval_us, losses, 0, 0,
+	       tp.snd_nxt);
 }
 
 /* One ACK as ack(), with the stack's ACK flags (FLAG_ECE), `ce` of the
