@@ -474,7 +474,8 @@ fn rate_attempt(kind: EmulatorKind) -> Result<(), String> {
     // out), which does not count a sender stall after the buffer ran dry;
     // the split emulator's tbf is measured at the receiver, in Ethernet
     // frame bits (1472 B of UDP payload + 42 B of headers), from the first
-    // to the last arrival.
+    // to the last arrival as the kernel stamped them (not when the reader
+    // got to them).
     let measured = if kind == EmulatorKind::Userspace {
         d.bytes_out as f64 * 8.0 / d.active_s
     } else {
