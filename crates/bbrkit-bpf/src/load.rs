@@ -5,7 +5,9 @@
 //! a log, and only when the kernel refuses it does libbpf retry at level 1
 //! into that buffer, so a good load costs no verifier log. The refused
 //! program's log becomes [`BpfError::Refused`]. Loading creates the maps and
-//! programs; it registers nothing (see [`crate::register`]).
+//! programs; it registers nothing (see [`crate::register`]). On a kernel
+//! without struct_ops links (Linux < 6.4, from kernel BTF) the struct_ops
+//! maps are created without `BPF_F_LINK`, to be registered by map update.
 
 use std::path::Path;
 
@@ -98,6 +100,21 @@ impl Loaded {
         Loaded::load_prepared(source, |open, name| match only {
             Some(only) => select_struct_ops(open, only, name),
             None => Ok(()),
+        })
+    }
+
+    /// [`Loaded::load_only`] with every struct_ops map created without
+    /// `BPF_F_LINK`, whatever the kernel offers: the registration by map
+    /// update of Linux < 6.4, on any kernel (tests, the `register` example).
+    pub fn load_only_without_links(
+        source: ObjectSource<'_>,
+        only: Option<&[&str]>,
+    ) -> Result<Loaded> {
+        Loaded::load_prepared(source, |open, name| {
+            if let Some(only) = only {
+                select_struct_ops(open, only, name)?;
+            }
+            without_links(open, name)
         })
     }
 
