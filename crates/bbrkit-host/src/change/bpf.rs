@@ -331,7 +331,13 @@ pub fn plan_undo(
         return;
     }
     for name in pins_to_remove(image, &snap.bpf.pinned) {
-        let pin = Registration::absent(&name).pin;
+        // the registration's own pin (a map pin on Linux < 6.4)
+        let pin = snap
+            .bpf
+            .registrations
+            .iter()
+            .find(|r| r.cc == name)
+            .map_or_else(|| Registration::absent(&name).pin, |r| r.pin.clone());
         if mode.files_only() {
             lines.push(Action::new(
                 &name,
