@@ -84,6 +84,15 @@ conn_cc() {
 	bbrkit conns --port "$1" --json >$out 2>$err
 	awk -v p=":$1\"" '/"cc":/ {cc=$2} /"local":/ && index($0, p) {gsub(/[",]/, "", cc); print cc; exit}' $out
 }
+# conn_model PORT: the `bpf_model.version` conns showed (conn_cc's output)
+# for the established socket on local PORT, or "none".
+conn_model() {
+	awk -v p=":$1\"" '/"state":/ {est = index($0, "ESTABLISHED") > 0; mine = 0; m = 0}
+		est && /"local":/ && index($0, p) {mine = 1}
+		mine && /"bpf_model": null/ {print "none"; exit}
+		mine && /"bpf_model": \{/ {m = 1}
+		mine && m && /"version":/ {gsub(/,/, "", $2); print $2; exit}' $out
+}
 conn_close() {
 	kill $cli $srv 2>/dev/null
 	killall sleep 2>/dev/null
@@ -108,14 +117,27 @@ cc_scenario() {
 	[ "$(cc_now)" = "$name" ] || { step "$name" fail "tcp_congestion_control is $(cc_now)"; bbrkit rollback >/dev/null 2>&1; return; }
 	conn_open 5201
 	got=$(conn_cc 5201)
+	model=$(conn_model 5201)
 	conn_close
 	[ "$got" = "$name" ] || { step "$name" fail "a new connection uses '$got'"; bbrkit rollback >/dev/null 2>&1; return; }
+	case $name in
+	bbr3 | bbr2)
+		[ "$model" = "${name#bbr}" ] || { step "$name" fail "conns shows bpf_model version '$model'"; bbrkit rollback >/dev/null 2>&1; return; }
+		got="$got, conns model v$model"
+		;;
+	esac
 	run bbrkit rollback
 	[ "$rc" = 0 ] || { step "$name" fail "rollback: exit $rc"; return; }
 	[ "$(cc_now)" = "$first_cc" ] || { step "$name" fail "after rollback: $(cc_now)"; return; }
 	left=$(ls -d /etc/sysctl.d/*bbrkit* /etc/systemd/system/*bbrkit* /etc/systemd/system/*/*bbrkit* /sys/fs/bpf/bbrkit/* 2>/dev/null)
 	[ -z "$left" ] || { step "$name" fail "after rollback: $left"; return; }
-	step "$name" ok "enable/verify/connection/rollback"
+	case $name in
+	bbr3 | bbr2)
+		! grep -qw "$name" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+			{ step "$name" fail "after rollback: $name is still registered"; return; }
+		;;
+	esac
+	step "$name" ok "enable/verify/connection ($got)/rollback"
 }
 cc_scenario bbr
 cc_scenario bbr3 --cc bbr3

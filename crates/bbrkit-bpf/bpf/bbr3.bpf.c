@@ -109,19 +109,34 @@ struct {
  * function of the same name without the "3" (bbr3_inflight is bbr_inflight);
  * the macros below keep google's call syntax.
  */
+#ifdef BBR3_CC2
+/*
+ * bbr3-cc2.bpf.o (Linux 6.0-6.9, `make` builds it with -DBBR3_CC2 from this
+ * same source): no "arg:trusted" (6.8), and a global subprogram of these
+ * kernels cannot take a kernel pointer at all (its pointer arguments are
+ * plain memory), so every BBR3_GLOBAL function is a static subprogram
+ * instead: the verifier follows it at each call site with the caller's
+ * types. The same code, verified along more paths (DEVIATIONS.md #27).
+ */
+#define __arg_trusted
+#define BBR3_GLOBAL static __attribute__((noinline))
+#define BBR3_DECL static
+#else
 #define __arg_trusted __attribute__((btf_decl_tag("arg:trusted")))
 #define BBR3_GLOBAL __attribute__((noinline))
+#define BBR3_DECL
+#endif
 
 struct bbr3_sk;
-u32 bbr3_inflight(struct tcp_sock *tp, u32 bw, int gain);
-int bbr3_update_cycle_phase(struct tcp_sock *tp, const struct bbr_rs *rs,
-			    struct bbr_context *ctx);
-int bbr3_update_min_rtt(struct tcp_sock *tp, const struct bbr_rs *rs);
-int bbr3_check_drain(struct tcp_sock *tp);
-int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
-		      struct bbr_context *ctx);
-int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
-int bbr3_model_write(struct tcp_sock *tp, struct bbr3_sk *st);
+BBR3_DECL u32 bbr3_inflight(struct tcp_sock *tp, u32 bw, int gain);
+BBR3_DECL int bbr3_update_cycle_phase(struct tcp_sock *tp, const struct bbr_rs *rs,
+				      struct bbr_context *ctx);
+BBR3_DECL int bbr3_update_min_rtt(struct tcp_sock *tp, const struct bbr_rs *rs);
+BBR3_DECL int bbr3_check_drain(struct tcp_sock *tp);
+BBR3_DECL int bbr3_update_model(struct tcp_sock *tp, const struct bbr_rs *rs,
+				struct bbr_context *ctx);
+BBR3_DECL int bbr3_update_control(struct tcp_sock *tp, const struct bbr_rs *rs);
+BBR3_DECL int bbr3_model_write(struct tcp_sock *tp, struct bbr3_sk *st);
 #define bbr_inflight(sk, bw, gain) bbr3_inflight(tcp_sk(sk), (bw), (gain))
 #define bbr_update_cycle_phase(sk, rs, ctx) bbr3_update_cycle_phase(tcp_sk(sk), (rs), (ctx))
 #define bbr_update_min_rtt(sk, rs) bbr3_update_min_rtt(tcp_sk(sk), (rs))
@@ -379,7 +394,10 @@ static __always_inline void bbr3_ack_done(struct sock *sk, struct bbr3_sk *st)
 	bbr3_tx_record(tp, st);
 }
 
-/* bbr_main (the 4-argument cong_control of Linux >= 6.10). */
+/* bbr_main: google's, with the ACK's flag as the 4-argument cong_control
+ * of Linux >= 6.10 passes it, or as bbr3_cc2_flag() rebuilds it on 6.0-6.9.
+ * Only FLAG_ECE is read (bbr3_fill_rs: rs->is_ece); google's bbr_main does
+ * not use `ack` either. */
 static __always_inline void bbr_main(struct sock *sk, int flag,
 				     const struct rate_sample *krs)
 {
@@ -620,6 +638,46 @@ static __always_inline void bbr3_release_sock(struct sock *sk)
 	bpf_sk_storage_delete(&bbr3_sk_stor, sk);
 }
 
+#ifdef BBR3_CC2
+/*
+ * Linux 6.0-6.9: cong_control(sk, rs). The ACK's `flag` is not passed; the
+ * one bit of it bbr_main reads, FLAG_ECE, comes from in_ack_event: tcp_ack()
+ * sets CA_ACK_ECE in its event flags exactly where it sets FLAG_ECE
+ * (tcp_ecn_rcv_ecn_echo() on the slow path; the fast path has neither) and
+ * calls in_ack_event once per ACK before tcp_cong_control(), which only
+ * tcp_ack() calls. So the bit cong_control reads is this ACK's: the same
+ * value as the 4-argument flag (DEVIATIONS.md #6, #25). `ack` (the new
+ * snd_una) is not used by google's bbr_main.
+ */
+static __always_inline int bbr3_cc2_flag(struct sock *sk)
+{
+	return inet_csk_ca(sk)->ack_ece ? FLAG_ECE : 0;
+}
+
+#define BBR3_MAIN_PROGRAMS(PFX)							\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##main, struct sock *sk, const struct rate_sample *rs)		\
+{										\
+	bbr_main(sk, bbr3_cc2_flag(sk), rs);					\
+}										\
+										\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##in_ack, struct sock *sk, u32 flags)			\
+{										\
+	inet_csk_ca(sk)->ack_ece = (flags & CA_ACK_ECE) != 0;			\
+}
+#define BBR3_IN_ACK_EVENT(PFX) .in_ack_event = (void *)PFX##in_ack,
+#else
+#define BBR3_MAIN_PROGRAMS(PFX)							\
+SEC("struct_ops")								\
+void BPF_PROG(PFX##main, struct sock *sk, u32 ack, int flag,			\
+	      const struct rate_sample *rs)					\
+{										\
+	bbr_main(sk, flag, rs);							\
+}
+#define BBR3_IN_ACK_EVENT(PFX)
+#endif
+
 /* One set of programs per registered name: PFX is the program-name prefix,
  * V2 the parameter set given to init (the other ops read it from state). */
 #define BBR3_OPS_PROGRAMS(PFX, V2)						\
@@ -635,12 +693,7 @@ void BPF_PROG(PFX##release, struct sock *sk)					\
 	bbr3_release_sock(sk);							\
 }										\
 										\
-SEC("struct_ops")								\
-void BPF_PROG(PFX##main, struct sock *sk, u32 ack, int flag,			\
-	      const struct rate_sample *rs)					\
-{										\
-	bbr_main(sk, flag, rs);							\
-}										\
+BBR3_MAIN_PROGRAMS(PFX)							\
 										\
 SEC("struct_ops")								\
 u32 BPF_PROG(PFX##ssthresh, struct sock *sk)					\
@@ -703,6 +756,7 @@ struct tcp_congestion_ops VAR = {						\
 	.ssthresh	= (void *)PFX##ssthresh,				\
 	.min_tso_segs	= (void *)PFX##min_tso,					\
 	.set_state	= (void *)PFX##set_state,				\
+	BBR3_IN_ACK_EVENT(PFX)							\
 	.name		= NAME,							\
 };
 

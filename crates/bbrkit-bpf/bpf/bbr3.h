@@ -85,7 +85,14 @@ struct bbr {
 				      * again after this ACK's losses (loss.h) */
 		tlp_cwr:1,	     /* not in google: set_state(CWR) with
 				      * tlp_retrans, no ACK since (loss.h) */
+#ifdef BBR3_CC2
+		ack_ece:1,	     /* not in google: this ACK's CA_ACK_ECE
+				      * (in_ack_event), for the 2-argument
+				      * cong_control (bbr3.bpf.c) */
+		unused_1:6;
+#else
 		unused_1:7;
+#endif
 	u32	pacing_gain:10,	/* current gain for setting pacing rate */
 		cwnd_gain:10,	/* current gain for setting cwnd */
 		full_bw_reached:1,   /* reached full bw in Startup? */
@@ -181,7 +188,12 @@ struct bbr3_sk {
 	u32	undo_inflight_hi;    /* inflight_hi before latest losses */
 	u32	alpha_last_delivered;	 /* tp->delivered    at alpha update */
 	u32	alpha_last_delivered_ce; /* tp->delivered_ce at alpha update */
+#ifdef BBR3_CC2
+	u32	app_limited_until;   /* Linux < 6.10: PROBE_RTT's tp->app_limited,
+				      * which a CA there may not write (signals.h) */
+#else
 	u32	pad;
+#endif
 	struct bbr_tx_snap tx[BBR_TX_RING];
 };
 _Static_assert(sizeof(struct bbr3_sk) == 712, "bbr3_sk size (documented)");

@@ -151,8 +151,13 @@ struct tcp_congestion_ops {
 	void (*set_state)(struct sock *sk, u8 new_state);
 	void (*cwnd_event)(struct sock *sk, enum tcp_ca_event ev);
 	u32 (*min_tso_segs)(struct sock *sk);
+#ifdef BBR3_CC2	/* Linux 6.0-6.9 */
+	void (*cong_control)(struct sock *sk, const struct rate_sample *rs);
+	void (*in_ack_event)(struct sock *sk, u32 flags);
+#else		/* Linux >= 6.10 */
 	void (*cong_control)(struct sock *sk, u32 ack, int flag,
 			     const struct rate_sample *rs);
+#endif
 	u32 (*undo_cwnd)(struct sock *sk);
 	u32 (*sndbuf_expand)(struct sock *sk);
 	char name[16];
@@ -182,6 +187,9 @@ struct tcp_congestion_ops {
 /* net/ipv4/tcp_input.c (internal, not ABI): the ACK carried ECE. Stable
  * since 2.6 (0x40); checked against 6.18. */
 #define FLAG_ECE 0x40
+/* include/net/tcp.h, enum tcp_ca_ack_event_flags: in_ack_event's flag for
+ * an ACK with ECE (set in tcp_ack() beside FLAG_ECE). */
+#define CA_ACK_ECE (1 << 2)
 /* net.ipv4.tcp_min_tso_segs default (not readable from BPF: sock_net). */
 #define TCP_MIN_TSO_SEGS 2u
 

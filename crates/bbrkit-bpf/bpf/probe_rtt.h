@@ -99,8 +99,8 @@ BBR3_GLOBAL int bbr3_update_min_rtt(struct tcp_sock *tp __arg_trusted,
 
 	if (bbr->mode == BBR_PROBE_RTT) {
 		/* Ignore low rate samples during this mode. */
-		tp->app_limited =
-			(tp->delivered + tcp_packets_in_flight(tp)) ? : 1;
+		bbr3_set_app_limited(sk,
+			(tp->delivered + tcp_packets_in_flight(tp)) ? : 1);
 		/* Maintain min packets in flight for max(200 ms, 1 round). */
 		if (!bbr->probe_rtt_done_stamp &&
 		    tcp_packets_in_flight(tp) <= bbr_probe_rtt_cwnd(sk)) {

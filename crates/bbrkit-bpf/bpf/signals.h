@@ -49,6 +49,29 @@ static __always_inline struct bbr3_sk *bbr_sk(struct sock *sk)
 	return bpf_sk_storage_get(&bbr3_sk_stor, sk, NULL, 0);
 }
 
+/*
+ * PROBE_RTT's "ignore low rate samples": google sets tp->app_limited, so
+ * the kernel marks every skb sent until tp->delivered passes that value
+ * app-limited, and their rate samples with it. Linux < 6.10 (well, the
+ * kernels of bbr3-cc2.bpf.o; 6.18 allows it) refuses a CA's write to
+ * tp->app_limited ("no write support to tcp_sock"), so there the value is
+ * kept in the socket's storage and bbr3_fill_rs marks the samples itself:
+ * a sample is app-limited while its skb was sent before tp->delivered
+ * passed the value (rs->prior_delivered <= app_limited_until), which then
+ * clears as the kernel's does (DEVIATIONS.md #26).
+ */
+static __always_inline void bbr3_set_app_limited(struct sock *sk, u32 until)
+{
+#ifdef BBR3_CC2
+	struct bbr3_sk *st = bbr_sk(sk);
+
+	if (st)
+		st->app_limited_until = until;
+#else
+	tcp_sk(sk)->app_limited = until;
+#endif
+}
+
 /* Counts one event in the socket's counters (a storage lookup: for events
  * at most once per round; per-ACK counters are bumped in bbr3_main). */
 #define bbr3_cnt_inc(sk, field)					\
@@ -180,6 +203,17 @@ BBR3_GLOBAL int bbr3_fill_rs(struct tcp_sock *tp __arg_trusted, int flag,
 	rs->tx_in_flight = 0;
 	rs->lost = 0;
 
+#ifdef BBR3_CC2
+	/* bbr3_set_app_limited: the sampled skb was sent at prior_delivered;
+	 * then clear once delivered is past the value (tcp_rate_gen). */
+	if (st && st->app_limited_until) {
+		if (krs->prior_mstamp &&
+		    (s32)(rs->prior_delivered - st->app_limited_until) <= 0)
+			rs->is_app_limited = 1;
+		if ((s32)(tp->delivered - st->app_limited_until) > 0)
+			st->app_limited_until = 0;
+	}
+#endif
 	if (!krs->prior_mstamp) {	/* no skb sampled: google leaves 0s */
 		if (st)
 			st->cnt.no_sample++;

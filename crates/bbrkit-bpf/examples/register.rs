@@ -9,6 +9,7 @@
 //! register FILE [--seconds N]        an object file (e.g. bpf/bbr3.bpf.o)
 //! register --embedded [--only CA]... the object built into bbrkit-bpf
 //!          [--pin]                   pin link + telemetry map, then exit
+//!          [--no-links]              register by map update (as on Linux < 6.4)
 //! register --unpin CA                remove bbrkit's pins of CA
 //! cargo run -p bbrkit-bpf --example register -- crates/bbrkit-bpf/bpf/bbr3.bpf.o --seconds 5
 //! ```
@@ -25,6 +26,7 @@ struct Args {
     embedded: bool,
     only: Vec<String>,
     pin: bool,
+    no_links: bool,
     unpin: Option<String>,
     seconds: Option<u32>,
 }
@@ -34,7 +36,7 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             eprintln!(
-                "register: {e}\nusage: register FILE|--embedded [--only CA]... [--pin] [--seconds N] | --unpin CA"
+                "register: {e}\nusage: register FILE|--embedded [--only CA]... [--pin] [--no-links] [--seconds N] | --unpin CA"
             );
             return ExitCode::from(2);
         }
@@ -44,7 +46,7 @@ fn main() -> ExitCode {
             Ok(had) => {
                 println!(
                     "unpinned {ca}: {}",
-                    if had { "link removed" } else { "no pin" }
+                    if had { "pin removed" } else { "no pin" }
                 );
                 ExitCode::SUCCESS
             }
@@ -102,7 +104,9 @@ fn register(args: &Args) -> bbrkit_bpf::Result<Registration> {
     let only: Vec<&str> = args.only.iter().map(String::as_str).collect();
     let only = (!only.is_empty()).then_some(&only[..]);
     let loaded = match &args.file {
+        Some(f) if args.no_links => Loaded::load_only_without_links(ObjectSource::File(f), only)?,
         Some(f) => Loaded::load_only(ObjectSource::File(f), only)?,
+        None if args.no_links => Loaded::load_only_without_links(bbr3::source(), only)?,
         None => bbr3::load(only)?,
     };
     Registration::register(loaded)
@@ -135,6 +139,7 @@ fn args() -> Result<Args, String> {
             }
             "--embedded" => a.embedded = true,
             "--pin" => a.pin = true,
+            "--no-links" => a.no_links = true,
             "--only" => a.only.push(value("--only")?),
             "--unpin" => a.unpin = Some(value("--unpin")?),
             _ if a.file.is_none() && !arg.starts_with('-') => a.file = Some(PathBuf::from(arg)),

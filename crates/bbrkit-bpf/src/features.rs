@@ -11,8 +11,8 @@
 //! | kernel BTF | 5.4 (CO-RE) | `/sys/kernel/btf/vmlinux` parses |
 //! | struct_ops `tcp_congestion_ops` | 5.6 | BTF type `bpf_struct_ops_tcp_congestion_ops` |
 //! | pacing writes (`sk_pacing_rate`, `sk_pacing_status`) | 6.0 | kernel version |
-//! | struct_ops links | 6.4 | BTF function `bpf_struct_ops_link_create` (`BPF_LINK_CREATE` of a struct_ops map) |
-//! | 4-argument `cong_control` | 6.10 | BTF: parameters of `tcp_congestion_ops.cong_control` |
+//! | struct_ops links (optional: else registration by map update) | 6.4 | BTF function `bpf_struct_ops_link_create` (`BPF_LINK_CREATE` of a struct_ops map) |
+//! | `cong_control` with 4 arguments (`bbr3.bpf.o`, 6.10+) or 2 (`bbr3-cc2.bpf.o`, 6.0–6.9) | — | BTF: parameters of `tcp_congestion_ops.cong_control` |
 //! | bpffs | — | `statfs(/sys/fs/bpf)` is `BPF_FS_MAGIC` (needed to pin only) |
 //! | lockdown | — | `/sys/kernel/security/lockdown` (reported; struct_ops is allowed) |
 //! | privileges | — | `CapEff` has CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN (or CAP_SYS_ADMIN) |
@@ -49,7 +49,7 @@ pub fn detect() -> Features {
     features.push(struct_ops_tcp(btf.as_ref()));
     features.push(pacing_writes(&kernel));
     features.push(struct_ops_link(btf.as_ref()));
-    features.push(cong_control_4(btf.as_ref()));
+    features.push(cong_control(btf.as_ref()));
     features.push(bpffs(Path::new(BPFFS)));
     features.push(lockdown());
     features.push(privileges(&read_cap_eff()));
@@ -102,7 +102,40 @@ fn struct_ops_tcp(btf: Option<&Btf<'_>>) -> Feature {
 pub const STRUCT_OPS_LINK_CREATE: &str = "bpf_struct_ops_link_create";
 
 fn struct_ops_link(btf: Option<&Btf<'_>>) -> Feature {
-    struct_ops_link_from(btf.map(|b| b.type_by_name::<Func<'_>>(STRUCT_OPS_LINK_CREATE).is_some()))
+    struct_ops_link_from(btf.map(has_link_create))
+}
+
+fn has_link_create(btf: &Btf<'_>) -> bool {
+    btf.type_by_name::<Func<'_>>(STRUCT_OPS_LINK_CREATE)
+        .is_some()
+}
+
+/// What the running kernel's BTF says about registering a struct_ops
+/// congestion control, read once per process: the loader picks the object
+/// and the registration from it (never from the kernel version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Registering {
+    /// Parameters of `tcp_congestion_ops.cong_control` (`None`: no kernel
+    /// BTF or no such member).
+    pub cong_control_args: Option<usize>,
+    /// struct_ops links exist ([`STRUCT_OPS_LINK_CREATE`]); without them a
+    /// struct_ops map is registered by a map update.
+    pub links: bool,
+}
+
+/// [`Registering`] of this kernel (kernel BTF parsed on the first call).
+pub fn registering() -> Registering {
+    static ONCE: std::sync::OnceLock<Registering> = std::sync::OnceLock::new();
+    *ONCE.get_or_init(|| match Btf::from_vmlinux() {
+        Ok(b) => Registering {
+            cong_control_args: cong_control_params(&b),
+            links: has_link_create(&b),
+        },
+        Err(_) => Registering {
+            cong_control_args: None,
+            links: false,
+        },
+    })
 }
 
 /// The struct_ops link verdict from whether kernel BTF has
@@ -118,32 +151,36 @@ fn struct_ops_link_from(link_create: Option<bool>) -> Feature {
         Some(false) => absent(
             id,
             format!(
-                "kernel BTF has no function {STRUCT_OPS_LINK_CREATE}: struct_ops maps cannot be registered through links (Linux < 6.4)"
+                "kernel BTF has no function {STRUCT_OPS_LINK_CREATE}: no struct_ops links (Linux < 6.4); bbrkit registers by map update and pins the map"
             ),
         ),
     }
 }
 
-fn cong_control_4(btf: Option<&Btf<'_>>) -> Feature {
-    cong_control_4_from(btf.map(cong_control_params))
+fn cong_control(btf: Option<&Btf<'_>>) -> Feature {
+    cong_control_from(btf.map(cong_control_params))
 }
 
-/// The 4-argument `cong_control` verdict from its parameter count in
-/// kernel BTF (`None`: no kernel BTF; `Some(None)`: no such member). Names
-/// no algorithm: every one bbrkit ships needs it, and the refusal that
-/// quotes it names the one asked for (`--cc bbr2: ...`).
-fn cong_control_4_from(params: Option<Option<usize>>) -> Feature {
-    let id = FeatureId::CongControl4;
+/// The `cong_control` verdict from its parameter count in kernel BTF
+/// (`None`: no kernel BTF; `Some(None)`: no such member): 4 takes
+/// `bbr3.bpf.o`, 2 `bbr3-cc2.bpf.o` (`crate::bbr3::Variant`). Names no
+/// algorithm: the refusal that quotes it names the one asked for.
+fn cong_control_from(params: Option<Option<usize>>) -> Feature {
+    let id = FeatureId::CongControl;
     match params {
         None => no_btf(id),
         Some(Some(4)) => found(
             id,
-            "tcp_congestion_ops.cong_control(sk, ack, flag, rs)".into(),
+            "tcp_congestion_ops.cong_control(sk, ack, flag, rs): the object bbr3.bpf.o".into(),
+        ),
+        Some(Some(2)) => found(
+            id,
+            "tcp_congestion_ops.cong_control(sk, rs): the object bbr3-cc2.bpf.o".into(),
         ),
         Some(Some(n)) => absent(
             id,
             format!(
-                "tcp_congestion_ops.cong_control takes {n} arguments, 4 needed (Linux >= 6.10)"
+                "tcp_congestion_ops.cong_control takes {n} arguments; bbrkit's objects take 4 (Linux >= 6.10) or 2 (6.0-6.9)"
             ),
         ),
         Some(None) => absent(
@@ -336,9 +373,10 @@ mod tests {
     fn struct_ops_links_need_the_link_create_function() {
         let linux_6_1 = struct_ops_link_from(Some(false));
         assert!(!linux_6_1.present);
+        assert!(!FeatureId::StructOpsLink.required());
         assert_eq!(
             linux_6_1.detail,
-            "kernel BTF has no function bpf_struct_ops_link_create: struct_ops maps cannot be registered through links (Linux < 6.4)"
+            "kernel BTF has no function bpf_struct_ops_link_create: no struct_ops links (Linux < 6.4); bbrkit registers by map update and pins the map"
         );
         let linux_6_4 = struct_ops_link_from(Some(true));
         assert!(linux_6_4.present);
@@ -349,19 +387,26 @@ mod tests {
         assert!(!struct_ops_link_from(None).present);
     }
 
-    /// 2 arguments (6.0–6.9) is refused without naming an algorithm (the
-    /// refusal names the one asked for); 4 (6.10+) is present.
+    /// 2 arguments (6.0–6.9) and 4 (6.10+) each have an object; any other
+    /// count is refused without naming an algorithm (the refusal names the
+    /// one asked for).
     #[test]
     fn cong_control_verdicts() {
-        let old = cong_control_4_from(Some(Some(2)));
-        assert!(!old.present);
+        let old = cong_control_from(Some(Some(2)));
+        assert!(old.present);
         assert_eq!(
             old.detail,
-            "tcp_congestion_ops.cong_control takes 2 arguments, 4 needed (Linux >= 6.10)"
+            "tcp_congestion_ops.cong_control(sk, rs): the object bbr3-cc2.bpf.o"
         );
-        assert!(cong_control_4_from(Some(Some(4))).present);
-        assert!(!cong_control_4_from(Some(None)).present);
-        assert!(!cong_control_4_from(None).present);
+        assert!(cong_control_from(Some(Some(4))).present);
+        let odd = cong_control_from(Some(Some(3)));
+        assert!(!odd.present);
+        assert_eq!(
+            odd.detail,
+            "tcp_congestion_ops.cong_control takes 3 arguments; bbrkit's objects take 4 (Linux >= 6.10) or 2 (6.0-6.9)"
+        );
+        assert!(!cong_control_from(Some(None)).present);
+        assert!(!cong_control_from(None).present);
     }
 
     /// Against this machine's kernel (Linux 6.18 with BTF): every kernel
@@ -377,6 +422,13 @@ mod tests {
         let btf = Btf::from_vmlinux().expect("vmlinux BTF");
         let params = cong_control_params(&btf).expect("cong_control in BTF");
         assert_eq!(params == 4, v >= (6, 10), "{params} params on {v:?}");
+        assert_eq!(
+            registering(),
+            Registering {
+                cong_control_args: Some(params),
+                links: v >= (6, 4)
+            }
+        );
         for id in [FeatureId::KernelBtf, FeatureId::StructOpsTcp] {
             assert!(f.get(id).unwrap().present, "{:?}", f.get(id));
         }

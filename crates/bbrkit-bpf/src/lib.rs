@@ -8,9 +8,11 @@
 //! Makefile with clang), loading an object with libbpf-rs (the verifier log
 //! kept in the error when the kernel refuses a program), registration
 //! through struct_ops links (a process that dies, even by SIGKILL, leaves
-//! nothing registered) and optional pins in bpffs for a registration that
-//! must outlive the process, the telemetry maps the programs fill, and
-//! run-time detection of the kernel features all this needs.
+//! nothing registered; on Linux < 6.4, which has none, by map update) and
+//! optional pins in bpffs for a registration that must outlive the process,
+//! the telemetry maps the programs fill, and run-time detection of the
+//! kernel features all this needs (which also picks the object: `bbr3.bpf.o`
+//! for a 4-argument `cong_control`, `bbr3-cc2.bpf.o` for a 2-argument one).
 //!
 //! Must never decide policy (whether to register, which algorithm a host
 //! uses, what a policy says: the host commands, the lab and bbrkit-policy

@@ -5,7 +5,9 @@
 //! a log, and only when the kernel refuses it does libbpf retry at level 1
 //! into that buffer, so a good load costs no verifier log. The refused
 //! program's log becomes [`BpfError::Refused`]. Loading creates the maps and
-//! programs; it registers nothing (see [`crate::register`]).
+//! programs; it registers nothing (see [`crate::register`]). On a kernel
+//! without struct_ops links (Linux < 6.4, from kernel BTF) the struct_ops
+//! maps are created without `BPF_F_LINK`, to be registered by map update.
 
 use std::path::Path;
 
@@ -101,6 +103,21 @@ impl Loaded {
         })
     }
 
+    /// [`Loaded::load_only`] with every struct_ops map created without
+    /// `BPF_F_LINK`, whatever the kernel offers: the registration by map
+    /// update of Linux < 6.4, on any kernel (tests, the `register` example).
+    pub fn load_only_without_links(
+        source: ObjectSource<'_>,
+        only: Option<&[&str]>,
+    ) -> Result<Loaded> {
+        Loaded::load_prepared(source, |open, name| {
+            if let Some(only) = only {
+                select_struct_ops(open, only, name)?;
+            }
+            without_links(open, name)
+        })
+    }
+
     /// Opens `source`, lets `prepare` adjust the opened object (map sizes,
     /// which maps to create), then loads it.
     pub fn load_prepared(
@@ -110,6 +127,9 @@ impl Loaded {
         let name = source.name();
         let mut open = source.open()?;
         prepare(&mut open, &name)?;
+        if !crate::features::registering().links {
+            without_links(&mut open, &name)?;
+        }
         let mut logs = attach_log_buffers(&mut open);
         let capture = Capture::start();
         let loaded = open.load();
@@ -169,6 +189,29 @@ fn select_struct_ops(open: &mut OpenObject, only: &[&str], object: &str) -> Resu
             object: object.to_string(),
             what: format!("struct_ops map among {}", only.join(", ")),
         });
+    }
+    Ok(())
+}
+
+/// `BPF_F_LINK` (include/uapi/linux/bpf.h, `1U << 13`): a struct_ops map
+/// created with it is registered by `BPF_LINK_CREATE`; libbpf sets it for
+/// maps in `.struct_ops.link`. Linux < 6.4 refuses the flag.
+pub(crate) const BPF_F_LINK: u32 = 1 << 13;
+
+/// On a kernel without struct_ops links (Linux < 6.4): creates every
+/// struct_ops map without `BPF_F_LINK`, so that libbpf registers it by a
+/// map update (`bpf_map__attach_struct_ops` without a real link, whose
+/// detach deletes the element: unregisters) instead of a link the kernel
+/// cannot make.
+fn without_links(open: &mut OpenObject, object: &str) -> Result<()> {
+    for mut map in open.maps_mut() {
+        if map.map_type() == MapType::StructOps && map.map_flags() & BPF_F_LINK != 0 {
+            let flags = map.map_flags() & !BPF_F_LINK;
+            map.set_map_flags(flags).map_err(|source| BpfError::Open {
+                object: object.to_string(),
+                source,
+            })?;
+        }
     }
     Ok(())
 }

@@ -6,9 +6,19 @@
 //! descriptor, or a pin in bpffs), so a process that dies by any means
 //! leaves nothing registered. Dropping a [`Registration`] unregisters,
 //! unless [`Registration::pin`] pinned it (then [`crate::pin::unpin`] does).
+//!
+//! Linux < 6.4 has no struct_ops links: the map is created without
+//! `BPF_F_LINK` ([`crate::load`]) and registered by updating its one
+//! element; dropping a [`Registration`] deletes the element (unregisters),
+//! [`Registration::pin`] pins the map instead of a link and lets go of
+//! the element, and [`crate::pin::unpin`] deletes it, then removes the
+//! pin. What such a kernel cannot give: the registration is not tied to a
+//! descriptor, so a process killed while it holds one (a lab, or `enable`
+//! between the update and the pin) leaves the name registered by a plain
+//! map until `bbrkit rollback` or a reboot (docs/bpf.md, "Kernel floor").
 
 use std::ffi::CString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -22,8 +32,20 @@ use crate::pin;
 /// so the links drop (unregister) before the object closes.
 #[derive(Debug)]
 pub struct Registration {
-    links: Vec<(String, Link)>,
+    links: Vec<Registered>,
     loaded: Loaded,
+}
+
+/// One registered congestion control.
+#[derive(Debug)]
+struct Registered {
+    /// Its name (the struct_ops map's).
+    name: String,
+    /// The link, or on Linux < 6.4 libbpf's stand-in whose descriptor is
+    /// the map's and whose detach deletes the map's element.
+    link: Link,
+    /// Registered through a real link (the map has `BPF_F_LINK`).
+    linked: bool,
 }
 
 impl Registration {
@@ -37,13 +59,22 @@ impl Registration {
                 continue;
             }
             let name = map.name().to_string_lossy().into_owned();
+            // as the kernel created it (crate::load clears BPF_F_LINK on
+            // Linux < 6.4)
+            let linked = map
+                .info()
+                .map(|i| i.info.map_flags & crate::load::BPF_F_LINK != 0)
+                .map_err(|source| BpfError::Register {
+                    map: name.clone(),
+                    source,
+                })?;
             let link = map
                 .attach_struct_ops()
                 .map_err(|source| BpfError::Register {
                     map: name.clone(),
                     source,
                 })?;
-            links.push((name, link));
+            links.push(Registered { name, link, linked });
         }
         if links.is_empty() {
             return Err(BpfError::Missing {
@@ -56,15 +87,23 @@ impl Registration {
 
     /// Names of the registered congestion controls (struct_ops maps).
     pub fn algorithms(&self) -> impl Iterator<Item = &str> {
-        self.links.iter().map(|(n, _)| n.as_str())
+        self.links.iter().map(|r| r.name.as_str())
     }
 
-    /// The ids of its links (one per registered congestion control).
+    /// The ids of its links (one per congestion control registered
+    /// through a link; none on Linux < 6.4).
     pub fn link_ids(&self) -> Vec<u32> {
         self.links
             .iter()
-            .filter_map(|(_, l)| l.info().ok().map(|i| i.id))
+            .filter(|r| r.linked)
+            .filter_map(|r| r.link.info().ok().map(|i| i.id))
             .collect()
+    }
+
+    /// Whether every congestion control is registered through a link
+    /// (false on Linux < 6.4: by map update).
+    pub fn linked(&self) -> bool {
+        self.links.iter().all(|r| r.linked)
     }
 
     /// The loaded object (for its maps, e.g. the sockets' storage).
@@ -72,10 +111,11 @@ impl Registration {
         &self.loaded
     }
 
-    /// Pins each link at [`pin::link_path`], so the registration outlives
-    /// this process until [`pin::unpin`]. On error the pins made so far are
-    /// removed. (The sockets' telemetry needs no pin: it is in their
-    /// sk_storage, read through sock_diag.)
+    /// Pins each link at [`pin::link_path`] (on Linux < 6.4 the struct_ops
+    /// map at [`pin::map_path`]), so the registration outlives this process
+    /// until [`pin::unpin`]. On error the pins made so far are removed.
+    /// (The sockets' telemetry needs no pin: it is in their sk_storage,
+    /// read through sock_diag.)
     pub fn pin(&mut self) -> Result<Vec<PathBuf>> {
         let mut done = Vec::new();
         let r = self.pin_all(&mut done);
@@ -84,20 +124,35 @@ impl Registration {
                 let _ = pin::unpin(ca);
             }
         }
-        r.map(|()| done.iter().map(|ca| pin::link_path(ca)).collect())
+        r.map(|()| done.iter().map(|ca| pin::path(ca)).collect())
     }
 
     fn pin_all(&mut self, done: &mut Vec<String>) -> Result<()> {
-        for (ca, link) in &mut self.links {
+        for r in &mut self.links {
+            let ca = &r.name;
             let dir = pin::dir(ca);
             std::fs::create_dir_all(&dir).map_err(|e| BpfError::Pin {
                 path: dir.clone(),
                 source: libbpf_rs::Error::from(e),
             })?;
             done.push(ca.clone());
-            let path = pin::link_path(ca);
-            link.pin(&path)
-                .map_err(|source| BpfError::Pin { path, source })?;
+            if r.linked {
+                let path = pin::link_path(ca);
+                r.link
+                    .pin(&path)
+                    .map_err(|source| BpfError::Pin { path, source })?;
+            } else {
+                // The stand-in's descriptor is the map's: pin the map.
+                let path = pin::map_path(ca);
+                obj_pin(r.link.as_fd(), &path)?;
+            }
+        }
+        // Every pin is made: a map registration now belongs to its pin, so
+        // dropping this value must not delete the element (unregister).
+        for r in &mut self.links {
+            if !r.linked {
+                r.link.disconnect();
+            }
         }
         Ok(())
     }

@@ -22,8 +22,13 @@
 //!   enable adopts      ───── pin   ─┘   unregistered when all three are gone
 //! ```
 //!
-//! A plain `.struct_ops` map (registered without a link) or the kernel's
-//! own algorithm has no reference to take: it is used as it is.
+//! A plain `.struct_ops` map (registered without a link: another
+//! loader's, or bbrkit's own on Linux < 6.4, pinned or a lab's) or the
+//! kernel's own algorithm has no reference to take: it is used as it is.
+//! So on Linux < 6.4 a lab that registered a name unregisters it when it
+//! ends even if another run uses it meanwhile, and `enable` cannot adopt a
+//! lab's registration (it has no link to pin): it refuses while the lab
+//! runs.
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
@@ -79,6 +84,8 @@ fn link_of(name: &str) -> Result<Option<u32>> {
     };
     match status::ca_status(name).holder.ok_or_else(gone)? {
         Holder::Link { link_id, .. } => Ok(Some(link_id)),
+        // Linux < 6.4: bbrkit's pinned map registers the name by itself
+        Holder::BbrkitPin { path } if path == pin::map_path(name) => Ok(None),
         Holder::BbrkitPin { path } => {
             let link = libbpf_rs::Link::open(path).map_err(|_| gone())?;
             Ok(Some(link.info().map_err(|_| gone())?.id))

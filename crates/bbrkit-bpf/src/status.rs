@@ -68,7 +68,7 @@ pub struct OpsMap {
 pub enum Holder {
     /// bbrkit's pin in bpffs.
     BbrkitPin {
-        /// The link pin.
+        /// The link pin (Linux < 6.4: the struct_ops map pin).
         path: PathBuf,
     },
     /// A struct_ops link held by some process (e.g. a running bbrkit lab,
@@ -169,12 +169,33 @@ pub fn ca_status(name: &str) -> CaStatus {
     }
 }
 
+/// The id of the struct_ops map pinned at `path` (bbrkit's pin on Linux
+/// < 6.4, where the map registers the name by itself).
+fn pinned_ops_map_id(path: &std::path::Path) -> Option<u32> {
+    if !path.exists() {
+        return None;
+    }
+    crate::log::install();
+    let map = MapHandle::from_pinned_path(path).ok()?;
+    (map.map_type() == MapType::StructOps)
+        .then(|| map.info().ok().map(|i| i.info.id))
+        .flatten()
+}
+
 fn holder(name: &str, maps: &[OpsMap]) -> Holder {
     let pin = pin::link_path(name);
     if let Some(map_id) = pinned_map_id(&pin)
         && maps.iter().any(|m| m.id == map_id)
     {
         return Holder::BbrkitPin { path: pin };
+    }
+    let map_pin = pin::map_path(name);
+    if let Some(map_id) = pinned_ops_map_id(&map_pin)
+        && maps
+            .iter()
+            .any(|m| m.id == map_id && m.state == Some(OpsState::InUse))
+    {
+        return Holder::BbrkitPin { path: map_pin };
     }
     if let Some(m) = maps.iter().find(|m| !m.links.is_empty()) {
         return Holder::Link {

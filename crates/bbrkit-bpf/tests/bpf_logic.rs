@@ -25,12 +25,25 @@ fn bpf_dir() -> PathBuf {
 
 #[test]
 fn bpf_logic_checks_pass_on_the_host() {
+    logic_checks_pass(&[], "bbr3.bpf.o");
+}
+
+/// The same checks on the 2-argument build (`bbr3-cc2.bpf.o`, Linux
+/// 6.0–6.9): the ACK's ECE through `in_ack_event`, PROBE_RTT's
+/// app-limited mark in the socket's storage.
+#[test]
+fn bpf_logic_checks_pass_on_the_host_for_the_2_argument_build() {
+    logic_checks_pass(&["-DBBR3_CC2"], "bbr3-cc2.bpf.o");
+}
+
+fn logic_checks_pass(defines: &[&str], build: &str) {
     let dir = bpf_dir();
-    let exe = std::env::temp_dir().join(format!("bbrkit-bpf-logic-{}", std::process::id()));
+    let exe = std::env::temp_dir().join(format!("bbrkit-bpf-logic-{}-{build}", std::process::id()));
     let cc = compiler();
     // -w: the object itself is built with -Wall -Werror by the Makefile;
     // here only the host's view of the BPF-only attributes would warn.
     let out = Command::new(&cc)
+        .args(defines)
         .args(["-O1", "-g", "-w", "-I"])
         .arg(dir.join("test/shim"))
         .arg("-I")
@@ -49,6 +62,6 @@ fn bpf_logic_checks_pass_on_the_host() {
     let _ = std::fs::remove_file(&exe);
     let text = String::from_utf8_lossy(&run.stdout);
     print!("{text}");
-    assert!(run.status.success(), "{text}");
-    assert!(text.ends_with("0 check(s) failed\n"), "{text}");
+    assert!(run.status.success(), "{build}: {text}");
+    assert!(text.ends_with("0 check(s) failed\n"), "{build}: {text}");
 }

@@ -445,7 +445,62 @@ fn a_pin_outlives_its_process_and_unpin_unregisters() {
     let out = unpin.output().expect("run register --unpin");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
-    assert!(said.contains("unpinned bbr3: link removed"), "{said}");
+    assert!(said.contains("unpinned bbr3: pin removed"), "{said}");
+    drop(ns);
+    assert_nothing_left(&theirs);
+}
+
+/// Linux < 6.4 has no struct_ops links: there bbrkit registers by map
+/// update and pins the map. The same path on this kernel (the maps created
+/// without `BPF_F_LINK`): the registration is no link's, outlives its
+/// process through the map pin, and unpin deletes the element (the name
+/// goes) and removes the pin, leaving nothing.
+#[test]
+#[ignore = "needs root"]
+fn without_links_a_pinned_map_registers_and_unpin_unregisters() {
+    let _g = serial();
+    let ns = private_bpffs();
+    let Some((mut child, theirs)) = spawn(
+        &["--embedded", "--only", "bbr3", "--no-links", "--pin"],
+        Some(&ns),
+        "pinned /sys/fs/bpf/bbrkit/bbr3/map",
+    ) else {
+        return;
+    };
+    let theirs = Ours::new(theirs);
+    assert!(child.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        available("bbr3"),
+        "the pinned map's registration ended with its process"
+    );
+    assert!(theirs.objects.links.is_empty(), "{:?}", theirs.objects);
+    // (the pin is in the private bpffs: from here a plain map holds it)
+    assert!(
+        matches!(
+            bbrkit_bpf::status::ca_status("bbr3").holder,
+            Some(bbrkit_bpf::status::Holder::Map { .. })
+        ),
+        "{:?}",
+        bbrkit_bpf::status::ca_status("bbr3")
+    );
+    let mut unpin = Command::new(example());
+    unpin.args(["--unpin", "bbr3"]).stdout(Stdio::piped());
+    let fd = ns.as_raw_fd();
+    // SAFETY: as in `try_spawn`: setns in the forked child before exec.
+    unsafe {
+        unpin.pre_exec(move || {
+            if libc::setns(fd, libc::CLONE_NEWNS) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = unpin.output().expect("run register --unpin");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("unpinned bbr3: pin removed"), "{said}");
+    assert!(!available("bbr3"), "still registered after unpin");
     drop(ns);
     assert_nothing_left(&theirs);
 }

@@ -34,6 +34,10 @@ use crate::change::policy::{PolicyLive, PolicyPin};
 /// One line naming a holder.
 pub fn holder_text(h: &Holder) -> String {
     match h {
+        Holder::BbrkitPin { path } if path.ends_with(pin::MAP) => format!(
+            "bbrkit's pinned struct_ops map {} (registered by map update: no struct_ops links before Linux 6.4)",
+            path.display()
+        ),
         Holder::BbrkitPin { path } => format!("bbrkit's pinned link {}", path.display()),
         Holder::Link {
             link_id,
@@ -60,7 +64,7 @@ pub fn holder_text(h: &Holder) -> String {
 /// CAP_SYS_ADMIN; without it `holder` says so).
 pub fn registration(cc: &str) -> Registration {
     let st = status::ca_status(cc);
-    let pin = pin::link_path(cc);
+    let pin = pin::path(cc);
     let holding = match &st.holder {
         None => Holding::None,
         Some(Holder::BbrkitPin { .. }) => Holding::Pin,
@@ -91,9 +95,10 @@ pub fn pinned() -> Vec<String> {
     pin::pinned()
 }
 
-/// bbrkit's link pin of `cc`.
+/// bbrkit's pin of `cc`: its link (its struct_ops map on Linux < 6.4,
+/// where it exists).
 pub fn pin_path(cc: &str) -> PathBuf {
-    pin::link_path(cc)
+    pin::path(cc)
 }
 
 /// The SHA-256 (lowercase hex) of the bbr3 object this build carries.
@@ -208,10 +213,13 @@ fn failure(e: &bbrkit_bpf::BpfError) -> RegisterFailure {
     }
 }
 
-/// Loads `cc`'s object, registers it through a struct_ops link and pins
-/// the link (and the telemetry map) under `/sys/fs/bpf/bbrkit/<cc>/`, so
-/// the registration outlives this process until [`unregister`]. A process
-/// killed before the pin leaves nothing registered (the link dies with it).
+/// Loads `cc`'s object (the build kernel BTF asks for), registers it
+/// through a struct_ops link and pins the link under
+/// `/sys/fs/bpf/bbrkit/<cc>/`, so the registration outlives this process
+/// until [`unregister`]. A process killed before the pin leaves nothing
+/// registered (the link dies with it). Linux < 6.4 (no links): registered
+/// by map update and the map pinned instead; a kill between the two leaves
+/// it registered without a pin (`bbrkit_bpf::register`).
 pub fn register_pinned(cc: &str) -> Result<Vec<PathBuf>, RegisterFailure> {
     if let Some(why) = missing_requirement(&features()) {
         return Err(RegisterFailure {
@@ -245,7 +253,7 @@ pub fn trial_load(cc: &str) -> Result<(), RegisterFailure> {
 /// holds the link. Returns whether a link pin existed. Connections still
 /// using it keep it until they close.
 pub fn unregister(cc: &str) -> Result<bool, HostError> {
-    pin::unpin(cc).map_err(|e| HostError::io(pin::link_path(cc), e))
+    pin::unpin(cc).map_err(|e| HostError::io(pin::path(cc), e))
 }
 
 /// Processes holding a link that registers `cc` now, as `pid N (comm)`.

@@ -31,7 +31,7 @@ pub struct CheckReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct BpfSupport {
     /// `bbrkit-bpf`'s probes (kernel BTF, struct_ops, pacing writes, links,
-    /// the 4-argument `cong_control`, bpffs, lockdown, privileges).
+    /// the form of `cong_control`, bpffs, lockdown, privileges).
     pub features: Option<crate::bpf::Features>,
     /// `None` when bbr3 can be registered (and pinned) here, else the
     /// first missing requirement.

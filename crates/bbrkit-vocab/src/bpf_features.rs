@@ -25,10 +25,12 @@ pub enum FeatureId {
     StructOpsTcp,
     /// A BPF CA may write `sk_pacing_rate` and `sk_pacing_status`.
     PacingWrites,
-    /// struct_ops maps registered through links (`.struct_ops.link`).
+    /// struct_ops maps registered through links (`.struct_ops.link`);
+    /// without them (Linux < 6.4) bbrkit registers by map update.
     StructOpsLink,
-    /// `cong_control(sk, ack, flag, rs)` with 4 arguments.
-    CongControl4,
+    /// `cong_control` in a form bbrkit carries an object for: 4 arguments
+    /// `(sk, ack, flag, rs)` (Linux >= 6.10) or 2 `(sk, rs)` (6.0–6.9).
+    CongControl,
     /// bpffs mounted at `/sys/fs/bpf` (only needed to pin).
     Bpffs,
     /// Kernel lockdown mode (informational).
@@ -45,7 +47,7 @@ impl FeatureId {
             FeatureId::StructOpsTcp => Some("5.6"),
             FeatureId::PacingWrites => Some("6.0"),
             FeatureId::StructOpsLink => Some("6.4"),
-            FeatureId::CongControl4 => Some("6.10"),
+            FeatureId::CongControl => None,
             FeatureId::Bpffs | FeatureId::Lockdown | FeatureId::Privileges => None,
         }
     }
@@ -57,7 +59,7 @@ impl FeatureId {
             FeatureId::StructOpsTcp => "struct_ops tcp_congestion_ops",
             FeatureId::PacingWrites => "pacing writes",
             FeatureId::StructOpsLink => "struct_ops links",
-            FeatureId::CongControl4 => "4-argument cong_control",
+            FeatureId::CongControl => "cong_control with 2 or 4 arguments",
             FeatureId::Bpffs => "bpffs",
             FeatureId::Lockdown => "lockdown",
             FeatureId::Privileges => "privileges",
@@ -65,9 +67,13 @@ impl FeatureId {
     }
 
     /// Whether loading bbr3 is impossible without it (bpffs is only needed
-    /// to pin; lockdown is reported, not required).
+    /// to pin; lockdown is reported, not required; without struct_ops
+    /// links bbrkit registers by map update).
     pub fn required(self) -> bool {
-        !matches!(self, FeatureId::Bpffs | FeatureId::Lockdown)
+        !matches!(
+            self,
+            FeatureId::Bpffs | FeatureId::Lockdown | FeatureId::StructOpsLink
+        )
     }
 }
 

@@ -132,7 +132,12 @@ static void ack_ex(u64 now_us, u32 acked, u32 prior_delivered,
 	rs.acked_sacked = acked;
 	rs.prior_in_flight = tp.packets_out;
 	rs.last_end_seq = end_seq;
+#ifdef BBR3_CC2	/* Linux 6.0-6.9: the ACK's ECE arrives by in_ack_event */
+	bbr3_in_ack(sk, (flag & FLAG_ECE) ? CA_ACK_ECE : 0);
+	bbr3_main(sk, &rs);
+#else
 	bbr3_main(sk, 0, flag, &rs);
+#endif
 }
 
 /* A socket in ProbeBW UP, probing (bw_probe_samples), inflight_hi 100,
@@ -472,8 +477,46 @@ static void a_qdisc_drop_after_a_tlp_is_no_loss(void)
 	CHECK(bbr->inflight_hi == 100);
 }
 
+/* PROBE_RTT's "ignore low rate samples" (google: tp->app_limited =
+ * delivered + in flight). The 4-argument build writes it as google; the
+ * 2-argument build (the 6.1 verifier refuses that write) keeps it in the
+ * socket's storage and marks the samples of skbs sent up to it itself,
+ * until tp->delivered is past it (DEVIATIONS.md #26). */
+static void probe_rtt_marks_its_samples_app_limited(void)
+{
+	u32 until;
+
+	new_socket(false);
+	ack(1010000, 10, 0, 10000, 0);
+	bbr->probe_rtt_min_stamp = bbr_jiffies(&tp) - 6000;	/* 5 s window over */
+	ack(1020000, 10, 10, 10000, 0);
+	CHECK(bbr->mode == BBR_PROBE_RTT);
+	until = tp.delivered + tcp_packets_in_flight(&tp);
+	until = until ? until : 1;
+#ifdef BBR3_CC2
+	{
+		struct rate_sample krs = {0};
+		struct bbr_rs rs = {0};
+
+		CHECK(storage.app_limited_until == until && tp.app_limited == 0);
+		krs.prior_mstamp = 1;
+		krs.prior_delivered = until;	/* sent while marked */
+		bbr3_fill_rs(&tp, 0, &krs, &storage, &rs);
+		CHECK(rs.is_app_limited);
+		tp.delivered = until + 1;	/* delivered is past it: cleared */
+		krs.prior_delivered = until + 1;
+		__builtin_memset(&rs, 0, sizeof(rs));
+		bbr3_fill_rs(&tp, 0, &krs, &storage, &rs);
+		CHECK(!rs.is_app_limited && storage.app_limited_until == 0);
+	}
+#else
+	CHECK(tp.app_limited == until);
+#endif
+}
+
 int main(void)
 {
+	probe_rtt_marks_its_samples_app_limited();
 	phase_changes_clear_the_fast_path();
 	a_tlp_repair_saves_the_bounds_after_the_cut();
 	losses_between_acks_are_a_loss_event();

@@ -156,12 +156,18 @@ pub fn plan(
 pub fn lines(p: &BpfPlan, dry_run: bool) -> Vec<String> {
     let would = if dry_run { "would " } else { "" };
     let (cc, pin) = (&p.cc, &p.pin);
+    // Linux < 6.4 has no struct_ops links: the map is pinned (bbrkit_bpf::pin)
+    let what = if pin.ends_with("/map") {
+        "pinned struct_ops map (registered by map update: no struct_ops links before Linux 6.4)"
+    } else {
+        "pinned link"
+    };
     let mut out = vec![match p.registration {
         RegistrationStep::Register => format!(
-            "bpf: {would}register {cc} with a pinned link {pin} (verifier: {})",
+            "bpf: {would}register {cc} with a {what} {pin} (verifier: {})",
             p.verifier
         ),
-        RegistrationStep::Registered => format!("bpf: registered {cc} with a pinned link {pin}"),
+        RegistrationStep::Registered => format!("bpf: registered {cc} with a {what} {pin}"),
         RegistrationStep::Adopt => format!(
             "bpf: {cc} is registered by a running bbrkit lab: {would}pin its link at {pin}, so it stays registered after the lab ends ({})",
             p.verifier.trim_start_matches("not needed: ")
@@ -325,7 +331,13 @@ pub fn plan_undo(
         return;
     }
     for name in pins_to_remove(image, &snap.bpf.pinned) {
-        let pin = Registration::absent(&name).pin;
+        // the registration's own pin (a map pin on Linux < 6.4)
+        let pin = snap
+            .bpf
+            .registrations
+            .iter()
+            .find(|r| r.cc == name)
+            .map_or_else(|| Registration::absent(&name).pin, |r| r.pin.clone());
         if mode.files_only() {
             lines.push(Action::new(
                 &name,
@@ -361,10 +373,11 @@ const UNREGISTER_WAIT_MS: u64 = 2000;
 /// Removes the pins of `name` (unregisters it unless a lab still holds
 /// it); the outcome in `a`. True on failure.
 pub(super) fn unregister(host: &mut dyn HostMut, name: &str, a: &mut Action) -> bool {
+    let pin = host.bpf_registration(name).pin;
     match host.unregister_bpf(name) {
         Ok(_) => {
             a.action = ActionKind::Unregistered;
-            a.detail = format!("pin {} removed", Registration::absent(name).pin);
+            a.detail = format!("pin {pin} removed");
             if !wait_gone(host, name) {
                 let holders = host.bpf_link_holders(name);
                 a.detail.push_str(&if holders.is_empty() {

@@ -140,7 +140,7 @@ impl Default for Live {
                     feature(FeatureId::StructOpsTcp, true, "kernel BTF has it"),
                     feature(FeatureId::PacingWrites, true, "Linux 6.18 >= 6.0"),
                     feature(FeatureId::StructOpsLink, true, "kernel BTF has it"),
-                    feature(FeatureId::CongControl4, true, "4 arguments"),
+                    feature(FeatureId::CongControl, true, "4 arguments"),
                     feature(FeatureId::Bpffs, true, "/sys/fs/bpf is bpffs"),
                     feature(FeatureId::Lockdown, false, "no lockdown LSM"),
                     feature(FeatureId::Privileges, true, "root"),

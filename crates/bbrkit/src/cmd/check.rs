@@ -168,6 +168,9 @@ fn bpf_lines(b: &BpfSupport, out: &mut Lines) {
             id => {
                 let role = match (id, id.since()) {
                     (FeatureId::Bpffs, _) => " (needed to pin)".to_string(),
+                    (FeatureId::StructOpsLink, Some(v)) => {
+                        format!(" (Linux >= {v}; else registered by map update)")
+                    }
                     (_, Some(v)) => format!(" (Linux >= {v})"),
                     _ => String::new(),
                 };
