@@ -7,7 +7,9 @@
 //!   host fresh?    scraped within stale_after, and, when its trial runs, looked within it
 //!   host pooled?   fresh, trusted by the host, an effect with an SE above 0
 //!   pool           meta::pool over the pooled hosts' (ln ratio, SE²), τ² by DL (or REML)
-//!   disagrees      |leave-one-out residual| > z(0.975) = 1.96
+//!   disagrees      |leave-one-out residual| > z(1 − 0.05 / 2k): Bonferroni over the
+//!                  k pooled hosts (2.50 at k = 4, 4.42 at 10 000), else 5 % of a
+//!                  fleet's hosts would disagree by chance
 //!   trusted        hosts agree on the split, pooled counts fit it (srm, α = 0.001 / groups)
 //!   verdict        the host's rule on the pooled interval [lo, hi], margin ±5 %:
 //!                  no_difference inside [1/1.05, 1.05]; better lo > 1; worse hi < 1;
@@ -299,10 +301,11 @@ fn group(
         .collect();
     let pool = meta::pool_with(&y, &v, settings.confidence, settings.tau2).ok();
     let mut disagreeing = Vec::new();
+    let bound = z_quantile(1.0 - (1.0 - settings.confidence) / y.len().max(1) as f64);
     if let Ok(res) = meta::leave_one_out_with(&y, &v, settings.tau2) {
         for ((row, _, _), r) in pooled.iter().zip(res) {
             rows[*row].residual = r;
-            if r.is_some_and(|r| r.abs() > z) {
+            if r.is_some_and(|r| r.abs() > bound) {
                 rows[*row].disagrees = true;
                 disagreeing.push(rows[*row].instance.clone());
             }
