@@ -127,7 +127,11 @@ fn a_live_textfile_says_the_current_split_and_that_the_trial_ended() {
     let def = common::def(200);
     let r = common::report(&def, &common::fixture(), 42, Mode::Sequential);
     let plain = textfile(&r, 3).unwrap();
-    assert!(plain.contains("bbrkit_trial_split_share{arm=\"A\",cc=\"cubic\"} 0.5\n"));
+    assert!(
+        plain.contains(
+            "bbrkit_trial_split_share{trial=\"cubic-vs-bbr\",arm=\"A\",cc=\"cubic\"} 0.5\n"
+        )
+    );
     assert!(!plain.contains("bbrkit_trial_running"));
     let ended = LiveStatus {
         shares: [0.0, 1.0],
@@ -136,16 +140,19 @@ fn a_live_textfile_says_the_current_split_and_that_the_trial_ended() {
     };
     let t = textfile_with(&r, 3, Some(&ended)).unwrap();
     assert!(
-        t.contains("bbrkit_trial_split_share{arm=\"A\",cc=\"cubic\"} 0\n"),
+        t.contains("bbrkit_trial_split_share{trial=\"cubic-vs-bbr\",arm=\"A\",cc=\"cubic\"} 0\n"),
         "{t}"
     );
     assert!(
-        t.contains("bbrkit_trial_split_share{arm=\"B\",cc=\"bbr\"} 1\n"),
+        t.contains("bbrkit_trial_split_share{trial=\"cubic-vs-bbr\",arm=\"B\",cc=\"bbr\"} 1\n"),
         "{t}"
     );
-    assert!(t.contains("\nbbrkit_trial_running 0\n"), "{t}");
     assert!(
-        t.contains("\nbbrkit_trial_end_timestamp_seconds 1800000000\n"),
+        t.contains("\nbbrkit_trial_running{trial=\"cubic-vs-bbr\"} 0\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("\nbbrkit_trial_end_timestamp_seconds{trial=\"cubic-vs-bbr\"} 1800000000\n"),
         "{t}"
     );
     let running = LiveStatus {
@@ -155,7 +162,8 @@ fn a_live_textfile_says_the_current_split_and_that_the_trial_ended() {
     };
     let t = textfile_with(&r, 3, Some(&running)).unwrap();
     assert!(
-        t.contains("\nbbrkit_trial_running 1\n") && !t.contains("end_timestamp"),
+        t.contains("\nbbrkit_trial_running{trial=\"cubic-vs-bbr\"} 1\n")
+            && !t.contains("end_timestamp"),
         "{t}"
     );
 }

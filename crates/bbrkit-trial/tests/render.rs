@@ -208,3 +208,86 @@ fn connections_with_no_busy_time_are_counted_not_remeasured() {
     let j = serde_json::to_value(&r).unwrap();
     assert_eq!(j["records"]["no_busy_time"], serde_json::json!([zeroed, 0]));
 }
+
+/// The series a fleet pools (issue 35): the name on every series, the log
+/// ratio and its SE from the printed interval, units per arm, the
+/// definition's weights and, live, the draws and the look's time; at most
+/// 33 series per group and 11 per trial.
+#[test]
+fn the_textfile_exports_what_a_fleet_pools() {
+    use bbrkit_trial::render::{Export, LiveStatus, log_se, textfile_export};
+    let r = fixture_report(Mode::FixedHorizon);
+    let live = LiveStatus {
+        shares: [0.5, 0.5],
+        running: false,
+        ended_unix_s: Some(1_800_000_010.0),
+    };
+    let export = Export {
+        name: "edge-tokyo",
+        max_groups: 10,
+        live: Some(&live),
+        drawn: Some([391, 389]),
+        look_unix_s: Some(1_800_000_000.0),
+    };
+    let text = textfile_export(&r, &export).unwrap();
+    let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        samples
+            .iter()
+            .all(|l| l.starts_with("bbrkit_trial_") && l.contains("{trial=\"edge-tokyo\"")),
+        "{text}"
+    );
+    let value = |series: &str| -> f64 {
+        let l = samples
+            .iter()
+            .find(|l| l.starts_with(series))
+            .unwrap_or_else(|| panic!("{series} missing:\n{text}"));
+        l.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let e = r.overall.effect.as_ref().unwrap();
+    let g = "{trial=\"edge-tokyo\",group=\"all\"}";
+    assert!((value(&format!("bbrkit_trial_effect_log_ratio{g}")) - e.ratio.ln()).abs() < 1e-8);
+    let se = value(&format!("bbrkit_trial_effect_log_se{g}"));
+    // 95 %: the interval is ln r ± 1.959964 SE wide on the log scale.
+    let width = e.ci_high.ln() - e.ci_low.ln();
+    assert!(
+        (se * 2.0 * 1.959_963_984_540_054 - width).abs() < 1e-8,
+        "{se}"
+    );
+    let direct = log_se(e.ci_low, e.ci_high, 0.95).unwrap();
+    assert!(
+        (direct - width / 3.919_927_969_080_108).abs() < 1e-12,
+        "{direct}"
+    );
+    let arm = |a: &str, cc: &str| format!("{{trial=\"edge-tokyo\",arm=\"{a}\",cc=\"{cc}\"}}");
+    assert_eq!(
+        value(&format!("bbrkit_trial_drawn_total{}", arm("A", "cubic"))),
+        391.0
+    );
+    assert_eq!(
+        value(&format!("bbrkit_trial_split_weight{}", arm("B", "bbr"))),
+        50.0
+    );
+    let units = "bbrkit_trial_units{trial=\"edge-tokyo\",group=\"all\",arm=\"A\",cc=\"cubic\",unit=\"connection\"}";
+    assert_eq!(value(units), r.overall.arms[0].units as f64);
+    assert_eq!(
+        value("bbrkit_trial_look_timestamp_seconds{trial=\"edge-tokyo\"}"),
+        1_800_000_000.0
+    );
+    // The stated cardinality: 33 per group (all and each group), 11 per trial.
+    let per_trial = samples.iter().filter(|l| !l.contains("group=")).count();
+    assert_eq!(per_trial, 11, "{text}");
+    for group in std::iter::once(&r.overall).chain(&r.groups) {
+        let needle = format!("group=\"{}\"", group.group);
+        let n = samples.iter().filter(|l| l.contains(&needle)).count();
+        assert!(n <= 33, "{} has {n} series", group.group);
+    }
+    assert_eq!(
+        samples
+            .iter()
+            .filter(|l| l.contains("group=\"all\""))
+            .count(),
+        33,
+        "{text}"
+    );
+}

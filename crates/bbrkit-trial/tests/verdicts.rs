@@ -482,5 +482,7 @@ fn an_empty_trial_reports_and_renders() {
         "{table}"
     );
     let text = bbrkit_trial::render::textfile(&r, 10).unwrap();
-    assert!(text.contains("bbrkit_trial_verdict{group=\"all\",verdict=\"insufficient_data\"} 1"));
+    assert!(text.contains(
+        "bbrkit_trial_verdict{trial=\"cubic-vs-bbr\",group=\"all\",verdict=\"insufficient_data\"} 1"
+    ));
 }

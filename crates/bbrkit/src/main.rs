@@ -10,6 +10,7 @@
 
 mod cmd;
 mod failure;
+mod fleet_out;
 mod lab_out;
 mod output;
 mod sim_out;
@@ -58,6 +59,8 @@ enum Command {
     Advise(cmd::advise::Args),
     /// Live A/B trial of two algorithms on this host's own connections, with confidence intervals.
     Trial(cmd::trial::Args),
+    /// A trial across a fleet, pooled through Prometheus (`fleet report`).
+    Fleet(cmd::fleet::Args),
     /// What bbrkit-bbr3.service runs at boot: register bbr3 (pinned), then make it the default.
     Boot(cmd::boot::Args),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Metrics(a) => cmd::metrics::run(a, global),
         Command::Advise(a) => cmd::advise::run(a, global),
         Command::Trial(a) => cmd::trial::run(a, global),
+        Command::Fleet(a) => cmd::fleet::run(a, global),
         Command::Boot(a) => cmd::boot::run(a, global),
         Command::Completions(a) => cmd::completions::run(a, global),
         Command::Manpages(a) => cmd::manpages::run(a, global),

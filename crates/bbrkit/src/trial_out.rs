@@ -15,15 +15,24 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::output::OutFile;
 
-/// Writes `--textfile` (`path`, the report's first `groups` groups) of `r`:
-/// the pre-opened file first, then new ones.
+/// Where `--textfile` goes and what it is named.
+pub struct TextfileTo {
+    /// `--textfile`.
+    pub path: Option<PathBuf>,
+    /// `--name` (default: the arms, `bbrkit_trial::render::default_name`).
+    pub name: Option<String>,
+    /// `--groups`: groups written besides `all`.
+    pub groups: usize,
+}
+
+/// Writes `--textfile` of `r` as `to` says: the pre-opened file first,
+/// then new ones.
 pub fn write_textfile(
-    path: &Option<PathBuf>,
-    groups: usize,
+    to: &TextfileTo,
     pre: &mut Option<OutFile>,
     r: &LiveReport,
 ) -> anyhow::Result<()> {
-    let Some(path) = path else {
+    let Some(path) = &to.path else {
         return Ok(());
     };
     let running = r.live.stopped == bbrkit_trial_live::StopReason::Running;
@@ -35,17 +44,30 @@ pub fn write_textfile(
         }
         None => [r.report.split[0].share, r.report.split[1].share],
     };
-    let ended_unix_s = (!running).then(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64())
-    });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let status = bbrkit_trial::render::LiveStatus {
         shares,
         running,
-        ended_unix_s,
+        ended_unix_s: (!running).then_some(now),
     };
-    let text = bbrkit_trial::render::textfile_with(&r.report, groups, Some(&status))?;
+    let name = match &to.name {
+        Some(n) => n.clone(),
+        None => bbrkit_trial::render::default_name(&r.report),
+    };
+    let drawn = match &r.live.guardrail {
+        Some(g) => g.drawn_at_cut,
+        None => r.live.drawn(),
+    };
+    let export = bbrkit_trial::render::Export {
+        name: &name,
+        max_groups: to.groups,
+        live: Some(&status),
+        drawn: Some(drawn),
+        look_unix_s: Some(now),
+    };
+    let text = bbrkit_trial::render::textfile_export(&r.report, &export)?;
     let file = match pre.take() {
         Some(f) => f,
         None => OutFile::create(path, "--textfile")?,

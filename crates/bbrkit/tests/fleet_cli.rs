@@ -38,6 +38,8 @@ fn manpages_writes_one_page_per_visible_command() {
     pages.sort();
     let mut want: Vec<String> = commands().iter().map(|c| format!("bbrkit-{c}.1")).collect();
     want.push("bbrkit.1".into());
+    // A command's subcommands have their own pages.
+    want.push("bbrkit-fleet-report.1".into());
     want.sort();
     assert!(want.contains(&"bbrkit-enable.1".to_string()), "{want:?}");
     assert!(

@@ -11,7 +11,9 @@ mod textfile;
 
 pub use progress::progress_line;
 pub use table::table;
-pub use textfile::{LiveStatus, textfile, textfile_with};
+pub use textfile::{
+    Export, LiveStatus, default_name, log_se, textfile, textfile_export, textfile_with,
+};
 
 use crate::effect::Mode;
 use crate::words::{ratio, ratio_interval};

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod conns;
 pub mod doctor;
 pub mod enable;
+pub mod fleet;
 pub mod lab;
 pub mod lab_server;
 pub mod manpages;

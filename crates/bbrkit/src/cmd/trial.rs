@@ -13,13 +13,18 @@ use bbrkit_trial::{GuardrailBounds, PrefixLengths, Unit};
 use bbrkit_trial_live::{Event, Matching, Stop, StopReason, TrialSpec, render};
 
 use crate::output::OutFile;
-use crate::trial_out::{Progress, write_textfile};
+use crate::trial_out::{Progress, TextfileTo, write_textfile};
 use crate::units::{parse_bytes, positive_duration};
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit trial`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// The trial's name: the `trial` label of every series of --textfile,
+    /// what `bbrkit fleet report --trial` pools (default: the arms,
+    /// `cubic-vs-bbr`).
+    #[arg(long, value_name = "NAME", value_parser = crate::units::trial_name)]
+    pub name: Option<String>,
     /// The two algorithms: A (the baseline), then B (`cubic,bbr`).
     #[arg(long, value_name = "A,B", value_parser = |s: &str| bbrkit_trial_live::parse_arms(s))]
     pub arms: Option<[String; 2]>,
@@ -173,11 +178,16 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         Some(p) => Some(OutFile::create(p, "--textfile")?),
         None => None,
     };
+    let textfile_to = TextfileTo {
+        path: args.textfile.clone(),
+        name: args.name.clone(),
+        groups: args.groups,
+    };
     let mut progress = Progress::new(plan.seed);
     let mut write_error = None;
     let report = bbrkit_trial_live::run(&plan, &signals.cancel, &mut |ev| {
         if let Event::Look(r) = &ev
-            && let Err(e) = write_textfile(&args.textfile, args.groups, &mut textfile, r)
+            && let Err(e) = write_textfile(&textfile_to, &mut textfile, r)
         {
             write_error.get_or_insert(e);
         }
@@ -189,7 +199,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     } else {
         crate::emit(&render::table(&report, args.groups))?;
     }
-    write_textfile(&args.textfile, args.groups, &mut textfile, &report)?;
+    write_textfile(&textfile_to, &mut textfile, &report)?;
     if let Some(e) = write_error {
         return Err(e);
     }

@@ -201,6 +201,21 @@ pub fn of(command: &str) -> Extra {
             ],
             &[],
         ),
+        // `fleet` and its `report` page.
+        "fleet" | "report" => (
+            None,
+            &[
+                (
+                    "bbrkit fleet report --prometheus http://prometheus:9090 --trial edge-tokyo",
+                    "the trial edge-tokyo pooled over every host that exports it",
+                ),
+                (
+                    "bbrkit fleet report --prometheus http://127.0.0.1:9090 --trial edge-tokyo --json --plot forest.svg",
+                    "as one JSON document, with a forest plot",
+                ),
+            ],
+            &[],
+        ),
         "boot" => (
             Some("a step failed (bbr3 not registered or not made the default)"),
             &[(
