@@ -8,6 +8,7 @@ pub mod conns;
 pub mod doctor;
 pub mod enable;
 pub mod lab;
+pub mod lab_exec;
 pub mod lab_server;
 pub mod manpages;
 pub mod metrics;
