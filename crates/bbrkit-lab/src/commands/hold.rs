@@ -1,6 +1,7 @@
 //! `lab --hold`: one path (one condition, one algorithm) kept up until a
 //! signal, for work by hand. The optional `--server-cmd` runs in the
-//! server namespace and cgroup meanwhile; the operator enters either side
+//! server namespace and cgroup meanwhile (listening before anything is
+//! printed); the operator enters either side
 //! with the `nsenter` lines the lab sends as notes (the namespaces are
 //! reached through the lab's own descriptors, `/proc/<pid>/fd/<n>`, so
 //! nothing is named and a killed lab leaves no name behind).
@@ -17,7 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::process::{CommandProcess, Spawn};
-use super::{Commands, cc, env, open_cgroup, validate};
+use super::{Commands, cc, env, open_cgroup, start_server, validate};
 use crate::emulator::{Emulator, EmulatorKind};
 use crate::error::Result;
 use crate::netns::Netns;
@@ -84,14 +85,18 @@ pub fn hold(
     let emu = Emulator::start_kind(topo, kind, link_params(cond, plan.mtu), plan.seed)?;
     let env = env(cc, 1);
     let mut server = match &c.server {
-        Some(cmd) => Some(CommandProcess::start(&Spawn {
-            launcher: &c.launcher,
-            netns: topo.server.fd(),
-            cgroup: Some(&cg.path),
-            command: cmd,
-            env: &env,
-            keep_stdout: false,
-        })?),
+        Some(cmd) => Some(start_server(
+            topo,
+            &Spawn {
+                launcher: &c.launcher,
+                netns: topo.server.fd(),
+                cgroup: Some(&cg.path),
+                command: cmd,
+                env: &env,
+                keep_stdout: false,
+            },
+            cancel,
+        )?),
         None => None,
     };
     let label = cond.label();

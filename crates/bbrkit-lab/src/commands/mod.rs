@@ -377,15 +377,13 @@ fn one_run(
     })
 }
 
-/// Server first, until it listens; the client until it exits or
-/// `duration` passes, the server's connections watched meanwhile.
-fn attempt(
+/// Starts the server command and waits until a socket listens in the
+/// server namespace ([`LISTEN_LIMIT`] at most).
+pub fn start_server(
     topo: &Topology,
     server: &Spawn<'_>,
-    client: &Spawn<'_>,
-    duration: Duration,
     cancel: &AtomicBool,
-) -> Result<Attempt> {
+) -> Result<CommandProcess> {
     let mut srv = CommandProcess::start(server)?;
     let listens = sockets::wait_listening(&topo.server, LISTEN_LIMIT, &mut || {
         Ok(srv.exited()?.is_some() || cancel.load(Ordering::Relaxed))
@@ -404,6 +402,19 @@ fn attempt(
             stderr_note(&ended.stderr)
         )));
     }
+    Ok(srv)
+}
+
+/// Server first, until it listens; the client until it exits or
+/// `duration` passes, the server's connections watched meanwhile.
+fn attempt(
+    topo: &Topology,
+    server: &Spawn<'_>,
+    client: &Spawn<'_>,
+    duration: Duration,
+    cancel: &AtomicBool,
+) -> Result<Attempt> {
+    let srv = start_server(topo, server, cancel)?;
     let stop = AtomicBool::new(false);
     std::thread::scope(|sc| {
         let watcher = sc.spawn(|| sockets::watch(&topo.server, &stop));

@@ -240,8 +240,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     progress.finish();
     if args.hold && signals.exit_code().is_some() {
         // The signal is how a held path ends.
-        result?;
-        crate::emit("path removed\n")?;
+        crate::emit(&lab_out::table(&result?))?;
         return Ok(Outcome::Ok);
     }
     if let Some(code) = signals.exit_code() {

@@ -105,6 +105,6 @@ pub fn hold(r: &HoldReport) -> String {
     if let Some(code) = r.server_exit_code {
         let _ = write!(out, "; the server command had exited with code {code}");
     }
-    out.push('\n');
+    out.push_str("; path removed\n");
     out
 }
