@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use bbrkit_lab::commands::CommandsReport;
 use bbrkit_lab::commands::hold::HoldReport;
+use bbrkit_lab::commands::{CommandResult, CommandsReport};
+use bbrkit_lab::report::median;
 
 use super::aligned;
 use super::table::{common_kind, kind_name};
@@ -85,6 +86,7 @@ pub fn table(r: &CommandsReport) -> String {
             }
         }
         aligned(&mut out, &rows, "  ");
+        out.push_str(&medians(&c.results));
     }
     let _ = writeln!(
         out,
@@ -92,6 +94,42 @@ pub fn table(r: &CommandsReport) -> String {
          as the lab read them (sock_diag, every 20 ms); the client's output is in --json / --out"
     );
     out
+}
+
+/// `median time: cubic 11.35 s, bbr 0.95 s (bbr/cubic 0.08)`: per
+/// algorithm the median client time of its runs that exited 0 and were not
+/// spoiled, each later one as a ratio to the first.
+fn medians(results: &[CommandResult]) -> String {
+    let m: Vec<(&str, Option<f64>)> = results
+        .iter()
+        .map(|r| {
+            let t: Vec<f64> = r
+                .runs
+                .iter()
+                .filter(|run| run.exit_code == Some(0) && !run.spoiled)
+                .map(|run| run.elapsed_s)
+                .collect();
+            (r.cc.as_str(), (!t.is_empty()).then(|| median(t)))
+        })
+        .collect();
+    let mut parts = Vec::new();
+    for (i, (cc, t)) in m.iter().enumerate() {
+        let Some(t) = t else {
+            parts.push(format!("{cc} -"));
+            continue;
+        };
+        let mut p = format!("{cc} {t:.2} s");
+        if let (true, (first, Some(f))) = (i > 0, m[0])
+            && f > 0.0
+        {
+            let _ = write!(p, " ({cc}/{first} {:.2})", t / f);
+        }
+        parts.push(p);
+    }
+    format!(
+        "  median time (exit 0, not spoiled): {}\n",
+        parts.join(", ")
+    )
 }
 
 /// What a held path leaves on stdout.
