@@ -466,3 +466,56 @@ fn hold_prints_how_to_enter_and_sigint_leaves_nothing() {
     made.assert_gone();
     assert!(!lab_cgroup(pid).exists(), "the lab's cgroup is left");
 }
+
+/// Bad combinations are one line on stderr and exit 2, before anything is
+/// built (no root needed to see them).
+#[test]
+fn bad_command_combinations_are_one_line_and_exit_2() {
+    for (args, want) in [
+        (&["--server-cmd", "x"][..], "go together"),
+        (&["--client-cmd", "x"], "go together"),
+        (&["--hold", "--client-cmd", "x"], "cannot be used with"),
+        (
+            &["--hold", "--cc", "cubic,bbr", "--delay", "5ms"],
+            "one --cc",
+        ),
+        (
+            &[
+                "--server-cmd",
+                "x",
+                "--client-cmd",
+                "y",
+                "--cc-on",
+                "receiver",
+            ],
+            "--cc-on receiver",
+        ),
+        (
+            &[
+                "--server-cmd",
+                "x",
+                "--client-cmd",
+                "y",
+                "--workload",
+                "10kb",
+            ],
+            "cannot be used with",
+        ),
+        (&["--hold", "--json"], "leave out --json"),
+        (
+            &["--cgroup", "/sys/fs/cgroup/x"],
+            "give --workload, --server-cmd or --hold",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_bbrkit"))
+            .arg("lab")
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("bbrkit: "), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
