@@ -80,7 +80,8 @@ pub fn hold(
     validate(c, plan)?;
     let (cond, cc) = (&plan.conditions[0], &plan.algorithms[0]);
     let kind = condition_emulator(plan.emulator, kind, cond);
-    let cg = open_cgroup(c.cgroup.as_deref(), on_event)?;
+    let lab_cg = open_cgroup(c, on_event)?;
+    let cg = &lab_cg.cg;
     let cc_guard = cc::apply(topo, &cg.path, plan.cc_on, cc)?;
     let emu = Emulator::start_kind(topo, kind, link_params(cond, plan.mtu), plan.seed)?;
     let env = env(cc, 1);

@@ -18,6 +18,7 @@
 pub mod cc;
 pub mod exec;
 pub mod hold;
+pub mod janitor;
 pub mod process;
 pub mod sockets;
 
@@ -208,12 +209,18 @@ pub struct CommandsReport {
     pub bpf_algorithms: Vec<crate::bpf_cc::BpfAlgorithm>,
 }
 
+/// The server side's cgroup and, if the lab created it, its janitor
+/// (fields drop in order: the lab removes the cgroup, then the janitor is
+/// told it has nothing left to do).
+pub struct LabCgroup {
+    /// The cgroup.
+    pub cg: ServerCgroup,
+    _janitor: Option<janitor::Janitor>,
+}
+
 /// Opens the server side's cgroup and says where it is.
-pub fn open_cgroup(
-    path: Option<&std::path::Path>,
-    on_event: &mut dyn FnMut(Event<'_>),
-) -> Result<ServerCgroup> {
-    let cg = ServerCgroup::open(path)?;
+pub fn open_cgroup(c: &Commands, on_event: &mut dyn FnMut(Event<'_>)) -> Result<LabCgroup> {
+    let cg = ServerCgroup::open(c.cgroup.as_deref())?;
     let note = format!(
         "server side runs in cgroup {}{}",
         cg.path.display(),
@@ -224,7 +231,15 @@ pub fn open_cgroup(
         }
     );
     on_event(Event::Note(&note));
-    Ok(cg)
+    let janitor = if cg.created {
+        Some(janitor::Janitor::start(&c.launcher, &cg.path)?)
+    } else {
+        None
+    };
+    Ok(LabCgroup {
+        cg,
+        _janitor: janitor,
+    })
 }
 
 /// Runs the commands under every condition of `plan`.
@@ -240,13 +255,14 @@ pub fn run(
     let (Some(server), Some(client)) = (&c.server, &c.client) else {
         return Err(LabError::Invalid("--server-cmd and --client-cmd".into()));
     };
-    let cg = open_cgroup(c.cgroup.as_deref(), on_event)?;
+    let lab_cg = open_cgroup(c, on_event)?;
+    let cg = &lab_cg.cg;
     let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
     let mut s = Session::new(plan, topo, cancel, on_event, total);
     let mut conditions = Vec::new();
     for (ci, cond) in plan.conditions.iter().enumerate() {
         let ckind = condition_emulator(plan.emulator, kind, cond);
-        conditions.push(condition(&mut s, c, &cg, ci, cond, ckind)?);
+        conditions.push(condition(&mut s, c, cg, ci, cond, ckind)?);
     }
     Ok(CommandsReport {
         mode: "commands",
