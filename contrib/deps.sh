@@ -45,6 +45,11 @@ TEST="$TEST prometheus-node-exporter lintian man-db zsh fish python3-apt python3
 #   xz-utils zstd    - decompress the kernel's .ko.xz (.ko.zst) modules
 #                      (busybox's modprobe loads plain .ko)
 TEST="$TEST qemu-system-x86 busybox-static kmod cpio xz-utils zstd"
+# `lab --server-cmd/--client-cmd` against a real third-party server
+# (crates/bbrkit/tests/lab_commands.rs, docs/lab.md):
+#   nginx-light  - serves a 4 MB file (config in a temp dir, no daemon)
+#   curl         - fetches it; its -w timings are the completion time
+TEST="$TEST nginx-light curl"
 
 die() {
 	echo "bbrkit: $*" >&2

@@ -1,8 +1,8 @@
 //! A whole lab experiment, from plan to report: the BPF algorithms it
 //! needs registered, the plan checked against the kernel, the topology
 //! built (named under `/run/netns` if asked), the emulator resolved, the
-//! mode run — each algorithm alone, all competing, or a request/response
-//! workload — and everything torn down again, whatever the outcome. The one
+//! mode run — each algorithm alone, all competing, a request/response
+//! workload, or the operator's own commands (or a held path) — and everything torn down again, whatever the outcome. The one
 //! call `bbrkit lab` makes. Must never print: notes and progress go to the
 //! callback.
 
@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::commands::hold::HoldReport;
+use crate::commands::{Commands, CommandsReport};
 use crate::compete::CompeteReport;
 use crate::error::Result;
 use crate::plan::{Plan, validate};
@@ -32,6 +34,8 @@ pub enum Mode {
     },
     /// Request/response traffic.
     Workload(Workload),
+    /// The operator's own server and client commands, or `--hold`.
+    Commands(Commands),
 }
 
 /// A lab experiment.
@@ -55,12 +59,19 @@ pub enum Report {
     Compete(CompeteReport),
     /// [`Mode::Workload`].
     Workload(WorkloadReport),
+    /// [`Mode::Commands`].
+    Commands(CommandsReport),
+    /// [`Mode::Commands`] with `hold`.
+    Hold(HoldReport),
 }
 
 /// Checks everything that can be checked before anything is built.
 pub fn check(exp: &Experiment) -> Result<()> {
     if let Mode::Workload(w) = &exp.mode {
         crate::workload::validate(w)?;
+    }
+    if let Mode::Commands(c) = &exp.mode {
+        crate::commands::validate(c, &exp.plan)?;
     }
     if let Mode::Compete { starts } = &exp.mode {
         crate::compete::per_algorithm_starts(&exp.plan, starts)?;
@@ -96,6 +107,8 @@ pub fn run(
         Report::Alone(r) => r.bpf_algorithms = held,
         Report::Compete(r) => r.bpf_algorithms = held,
         Report::Workload(r) => r.bpf_algorithms = held,
+        Report::Commands(r) => r.bpf_algorithms = held,
+        Report::Hold(_) => {}
     }
     Ok(report)
 }
@@ -115,6 +128,12 @@ fn run_mode(
         )?),
         Mode::Workload(w) => {
             Report::Workload(crate::workload::run(plan, w, topo, kind, cancel, on_event)?)
+        }
+        Mode::Commands(c) if c.hold => Report::Hold(crate::commands::hold::hold(
+            plan, c, topo, kind, cancel, on_event,
+        )?),
+        Mode::Commands(c) => {
+            Report::Commands(crate::commands::run(plan, c, topo, kind, cancel, on_event)?)
         }
     })
 }

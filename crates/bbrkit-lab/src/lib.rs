@@ -15,6 +15,7 @@
 //! | [`report`] | the bulk mode's report: medians, ratios to the first algorithm |
 //! | [`compete`] | all algorithms at once: shares, Jain's index, RTT inflation |
 //! | [`workload`] | request/response traffic: server process, cgroup, clients, FCT |
+//! | [`commands`] | the operator's own server and client commands; `--hold` |
 //!
 //! Must never touch an interface, namespace or sysctl outside its own
 //! namespaces, nor a cgroup it did not create or was not given.
@@ -24,6 +25,7 @@ pub mod blast;
 pub mod bpf_cc;
 pub mod cleanup;
 pub mod clock;
+pub mod commands;
 pub mod compete;
 pub mod emulator;
 pub mod error;

@@ -37,6 +37,13 @@ pub enum Outcome<'a> {
         /// Failed or cut off by the end of the run.
         failed: u64,
     },
+    /// The client command of a `--client-cmd` run.
+    Client {
+        /// Its exit code (`None`: stopped at the run's limit).
+        exit_code: Option<i32>,
+        /// How long it ran, seconds.
+        elapsed_s: f64,
+    },
 }
 
 /// Progress events.

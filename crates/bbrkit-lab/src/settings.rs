@@ -12,6 +12,7 @@ use bbrkit_vocab::{
     CcName, UnitError, parse_duration, parse_list, parse_loss, parse_rate, parse_size,
 };
 
+use crate::commands::Commands;
 use crate::emulator::EmulatorKind;
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, Mode, check};
@@ -46,6 +47,8 @@ pub struct Settings<'a> {
     pub start: Option<&'a str>,
     /// Request/response traffic instead of bulk flows.
     pub workload: Option<Workload>,
+    /// The operator's own commands (or `--hold`) instead of bbrkit's traffic.
+    pub commands: Option<Commands>,
     /// Where the algorithm is set (the sender or the receiver; `host` in
     /// `cc` overrides it).
     pub cc_on: CcOn,
@@ -106,12 +109,19 @@ impl Settings<'_> {
             mtu: self.mtu,
             retries: self.retries,
         };
-        let mode = match self.workload {
-            Some(w) => Mode::Workload(w),
-            None if self.compete => Mode::Compete {
+        let mode = match (self.workload, self.commands) {
+            (Some(_), Some(_)) => {
+                return Err(LabError::Invalid(
+                    "--workload runs bbrkit's own server and clients: leave out the commands"
+                        .into(),
+                ));
+            }
+            (Some(w), None) => Mode::Workload(w),
+            (None, Some(c)) => Mode::Commands(c),
+            (None, None) if self.compete => Mode::Compete {
                 starts: list(self.start, parse_duration)?.unwrap_or_default(),
             },
-            None => Mode::Alone,
+            (None, None) => Mode::Alone,
         };
         let exp = Experiment {
             plan,
@@ -142,6 +152,7 @@ mod tests {
             compete: false,
             start: None,
             workload: None,
+            commands: None,
             cc_on: CcOn::Sender,
             emulator: EmulatorKind::Auto,
             seed: 1,

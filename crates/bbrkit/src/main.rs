@@ -70,6 +70,9 @@ enum Command {
     /// The server side of `lab --workload` (started by the lab itself).
     #[command(hide = true)]
     LabServer(cmd::lab_server::Args),
+    /// The wrapper of `lab --server-cmd/--client-cmd` (started by the lab itself).
+    #[command(hide = true)]
+    LabExec(cmd::lab_exec::Args),
 }
 
 /// `bbrkit --version`: the package version and which BPF code the binary
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => cmd::completions::run(a, global),
         Command::Manpages(a) => cmd::manpages::run(a, global),
         Command::LabServer(a) => cmd::lab_server::run(a),
+        Command::LabExec(a) => cmd::lab_exec::run(a),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

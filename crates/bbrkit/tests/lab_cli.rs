@@ -57,49 +57,6 @@ impl Seen {
     }
 }
 
-/// Every network namespace that a task, an open file or a mount refers to.
-fn live_namespaces() -> std::collections::BTreeSet<u64> {
-    let mut out = std::collections::BTreeSet::new();
-    let mut note = |link: &str| out.extend(bbrkit_diag::netns::parse_link(link));
-    for p in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        if !p
-            .file_name()
-            .to_string_lossy()
-            .bytes()
-            .all(|c| c.is_ascii_digit())
-        {
-            continue;
-        }
-        for t in std::fs::read_dir(p.path().join("task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if let Ok(l) = std::fs::read_link(t.path().join("ns/net")) {
-                note(&l.to_string_lossy());
-            }
-        }
-        for fd in std::fs::read_dir(p.path().join("fd"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if let Ok(l) = std::fs::read_link(fd.path()) {
-                note(&l.to_string_lossy());
-            }
-        }
-    }
-    for line in std::fs::read_to_string("/proc/self/mountinfo")
-        .unwrap_or_default()
-        .lines()
-    {
-        if let Some(root) = line.split(' ').nth(3) {
-            note(root);
-        }
-    }
-    out
-}
-
 /// Asserts that what a lab that has exited built is gone: none of its
 /// namespaces exists anywhere and none of its eBPF programs is loaded. The
 /// kernel frees a namespace (and a program) shortly after its last
@@ -107,7 +64,7 @@ fn live_namespaces() -> std::collections::BTreeSet<u64> {
 fn assert_gone(seen: &Seen) {
     let until = Instant::now() + Duration::from_secs(5);
     loop {
-        let live = live_namespaces();
+        let live = common::live_namespaces();
         let left: Vec<_> = seen.inodes.iter().filter(|i| live.contains(i)).collect();
         let progs: Vec<_> = seen
             .programs

@@ -34,11 +34,6 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
         &["not provided", "--workload <SPEC>"],
     ),
     (
-        "MissingRequiredArgument",
-        &["lab", "--cgroup", "/sys/fs/cgroup/x"],
-        &["not provided", "--workload <SPEC>"],
-    ),
-    (
         "ArgumentConflict",
         &["lab", "--compete", "--workload", "rpc"],
         &["'--compete'", "'--workload <SPEC>'"],

@@ -80,6 +80,44 @@ impl ServerCgroup {
     }
 }
 
+impl ServerCgroup {
+    /// Ends every process in the cgroup (`cgroup.kill`, Linux 5.14+; else
+    /// SIGKILL to each pid of `cgroup.procs`) and waits until it is empty.
+    pub fn kill_all(&self) -> Result<()> {
+        let procs = self.path.join("cgroup.procs");
+        let kill = self.path.join("cgroup.kill");
+        let until = std::time::Instant::now() + KILL_WAIT;
+        loop {
+            let text = std::fs::read_to_string(&procs)
+                .map_err(|e| LabError::io(format!("read {}", procs.display()), e))?;
+            let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            if pids.is_empty() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= until {
+                return Err(LabError::Invalid(format!(
+                    "processes {pids:?} in {} outlived SIGKILL for {} s",
+                    self.path.display(),
+                    KILL_WAIT.as_secs()
+                )));
+            }
+            if std::fs::write(&kill, "1").is_err() {
+                for pid in pids {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// How long killed processes may take to leave their cgroup (an exiting
+/// process flushes its sockets and files first; a few ms normally).
+const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Whether `dir` is on a cgroup2 file system.
 fn is_cgroup2(dir: &Path) -> bool {
     nix::sys::statfs::statfs(dir)
@@ -98,6 +136,9 @@ impl Drop for ServerCgroup {
         if !self.created {
             return;
         }
+        // Nothing the lab started may keep it (the server commands of
+        // `--server-cmd`, shells entered by hand with `--hold`).
+        let _ = self.kill_all();
         // The server processes are gone (reaped) before this runs; the
         // kernel may take a moment to notice.
         for _ in 0..50 {

@@ -207,7 +207,6 @@ impl ServerProcess {
         cgroup: &Path,
         cc: Option<&str>,
     ) -> Result<ServerProcess> {
-        use std::os::unix::process::CommandExt;
         let mut cmd = std::process::Command::new(&launcher.program);
         cmd.args(&launcher.args)
             .arg("--netns-fd")
@@ -219,22 +218,7 @@ impl ServerProcess {
         }
         cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped());
-        let fd = netns.as_raw_fd();
-        // SAFETY: between fork and exec the closure calls only
-        // async-signal-safe functions (dup2, prctl, getppid, _exit).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::dup2(fd, NETNS_FD) < 0
-                    || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() == 1 {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        with_namespace_fd(&mut cmd, netns);
         let mut child = cmd
             .spawn()
             .map_err(|e| LabError::io(format!("start {}", launcher.program.display()), e))?;
@@ -279,6 +263,34 @@ impl ServerProcess {
             )));
         }
         serde_json::from_str(&line).map_err(|_| bad_server("its statistics as JSON"))
+    }
+}
+
+/// Makes the process `cmd` starts find `netns` on descriptor
+/// [`NETNS_FD`] and die with the thread that spawns it
+/// (`PR_SET_PDEATHSIG`), also when the lab is killed with SIGKILL.
+pub fn with_namespace_fd(cmd: &mut std::process::Command, netns: BorrowedFd<'_>) {
+    use std::os::unix::process::CommandExt;
+    let fd = netns.as_raw_fd();
+    // SAFETY: between fork and exec the closure calls only
+    // async-signal-safe functions (dup2, fcntl, prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            // dup2 onto itself keeps FD_CLOEXEC: clear it by hand then (the
+            // lab's first namespace is often descriptor 3 itself).
+            let moved = if fd == NETNS_FD {
+                libc::fcntl(fd, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, NETNS_FD)
+            };
+            if moved < 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() == 1 {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }
 

@@ -1,6 +1,8 @@
 //! `bbrkit lab`: kernel congestion control in throwaway network namespaces
 //! — each algorithm alone (the seed experiment), all competing for one
-//! bottleneck (`--compete`), or a request/response workload (`--workload`).
+//! bottleneck (`--compete`), a request/response workload (`--workload`),
+//! the operator's own server and client (`--server-cmd`, `--client-cmd`),
+//! or one path held up for work by hand (`--hold`).
 //!
 //! Hands the flags to `bbrkit_lab::settings::Settings`, which makes the
 //! `Experiment`; opens the output files before anything is built, calls
@@ -12,6 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use bbrkit_lab::commands::Commands;
 use bbrkit_lab::emulator::EmulatorKind;
 use bbrkit_lab::experiment::{self, Experiment};
 use bbrkit_lab::settings::Settings;
@@ -70,10 +73,22 @@ pub struct Args {
     /// With --workload: one connection per client instead of one per request.
     #[arg(long, requires = "workload")]
     pub keepalive: bool,
-    /// With --workload: the cgroup v2 directory the server side runs in
-    /// (created if missing; default: a new one, printed).
-    #[arg(long, value_name = "PATH", requires = "workload")]
+    /// With --workload, --server-cmd or --hold: the cgroup v2 directory the
+    /// server side runs in (created if missing; default: a new one, printed).
+    #[arg(long, value_name = "PATH")]
     pub cgroup: Option<PathBuf>,
+    /// Your own server: a shell command started first in the server
+    /// namespace and cgroup each run (e.g. nginx; $BBRKIT_SERVER_ADDR).
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["workload", "compete", "timeseries", "plot"])]
+    pub server_cmd: Option<String>,
+    /// Your own client: a shell command run once per run in the client
+    /// namespace; the run ends when it exits (at the latest at --duration).
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["workload", "compete", "timeseries", "plot"])]
+    pub client_cmd: Option<String>,
+    /// Keep one path up until Ctrl-C (with --server-cmd running, if given)
+    /// and print how to enter each side.
+    #[arg(long, conflicts_with_all = ["workload", "compete", "timeseries", "plot", "out", "client_cmd"])]
+    pub hold: bool,
     /// Which side gets the algorithm: `sender` (matters) or `receiver` (the
     /// sender then keeps its namespace default).
     #[arg(long, value_enum, default_value = "sender")]
@@ -145,6 +160,23 @@ pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
             },
         })
     };
+    let commands = (args.server_cmd.is_some() || args.client_cmd.is_some() || args.hold)
+        .then(|| -> anyhow::Result<Commands> {
+            Ok(Commands {
+                server: args.server_cmd.clone(),
+                client: args.client_cmd.clone(),
+                hold: args.hold,
+                cgroup: args.cgroup.clone(),
+                launcher: ServerLauncher {
+                    program: std::env::current_exe()?,
+                    args: vec!["lab-exec".into()],
+                },
+            })
+        })
+        .transpose()?;
+    if args.cgroup.is_some() && args.workload.is_none() && commands.is_none() {
+        anyhow::bail!("--cgroup places a server: give --workload, --server-cmd or --hold");
+    }
     let settings = Settings {
         cc: &args.cc,
         delay: args.delay.as_deref(),
@@ -158,6 +190,7 @@ pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
         compete: args.compete,
         start: args.start.as_deref(),
         workload: args.workload.as_ref().map(workload).transpose()?,
+        commands,
         cc_on: match args.cc_on {
             CcOnArg::Sender => CcOn::Sender,
             CcOnArg::Receiver => CcOn::Receiver,
@@ -192,6 +225,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         lab_out::print_cleanup(&removed, global.json)?;
         return Ok(Outcome::Ok);
     }
+    if args.hold && global.json {
+        anyhow::bail!("--hold prints how to enter the path, not a report: leave out --json");
+    }
     let exp = experiment(&args)?;
     // Before anything is built: an unwritable output fails in a moment.
     let files = output::open_all(&[
@@ -202,6 +238,11 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     let mut progress = lab_out::Progress::new(&exp);
     let result = experiment::run(&exp, &signals.cancel, &mut |ev| progress.event(ev));
     progress.finish();
+    if args.hold && signals.exit_code().is_some() {
+        // The signal is how a held path ends.
+        crate::emit(&lab_out::table(&result?))?;
+        return Ok(Outcome::Ok);
+    }
     if let Some(code) = signals.exit_code() {
         drop(files); // exit() runs no destructor: remove the temporary files
         let message = format!("interrupted by signal {}; lab removed", code - 128);

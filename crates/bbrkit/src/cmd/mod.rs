@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod enable;
 pub mod fleet;
 pub mod lab;
+pub mod lab_exec;
 pub mod lab_server;
 pub mod manpages;
 pub mod metrics;

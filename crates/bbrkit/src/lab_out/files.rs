@@ -112,6 +112,8 @@ fn timeseries(report: &Report) -> String {
             }
             out
         }
+        // Refused with these modes (clap): nothing is sampled over time.
+        Report::Commands(_) | Report::Hold(_) => String::new(),
     }
 }
 

@@ -1,10 +1,11 @@
-//! Rendering of `bbrkit lab` results: the tables of the three modes, the
+//! Rendering of `bbrkit lab` results: the tables of the modes, the
 //! progress (a bar on a terminal, one line per run otherwise), and the
 //! `--out` / `--timeseries` / `--plot` files, written through
 //! [`crate::output`] (opened before the run, committed atomically).
 //!
 //! Owns presentation only; the numbers come from `bbrkit_lab`.
 
+mod commands;
 mod compete;
 mod files;
 mod plot;
@@ -29,6 +30,8 @@ pub fn table(report: &Report) -> String {
         Report::Alone(r) => table::table(r),
         Report::Compete(r) => compete::table(r),
         Report::Workload(r) => workload::table(r),
+        Report::Commands(r) => commands::table(r),
+        Report::Hold(r) => commands::hold(r),
     }
 }
 
@@ -113,6 +116,14 @@ fn outcome_text(o: &Outcome<'_>) -> String {
         Outcome::Requests { completed, failed } => {
             format!("{completed} requests ({failed} failed or unfinished)")
         }
+        Outcome::Client {
+            exit_code: Some(code),
+            elapsed_s,
+        } => format!("client exit {code} after {elapsed_s:.2} s"),
+        Outcome::Client {
+            exit_code: None,
+            elapsed_s,
+        } => format!("client stopped at the limit ({elapsed_s:.2} s)"),
     }
 }
 

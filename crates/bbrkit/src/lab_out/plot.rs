@@ -89,6 +89,9 @@ pub fn render(report: &Report) -> anyhow::Result<String> {
                 log_y: false,
             },
         ),
+        Report::Commands(_) | Report::Hold(_) => {
+            anyhow::bail!("--plot draws bbrkit's own traffic, not --server-cmd/--client-cmd")
+        }
     }
 }
 
