@@ -29,7 +29,7 @@ use bbrkit_policy::Compiled;
 
 use crate::HostError;
 use crate::algorithm::{Holding, RegisterFailure, Registration};
-use crate::change::policy::{PolicyLive, PolicyPin};
+use crate::live::{PolicyLive, PolicyPin};
 
 /// One line naming a holder.
 pub fn holder_text(h: &Holder) -> String {

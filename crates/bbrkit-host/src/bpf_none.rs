@@ -21,7 +21,7 @@ pub use bbrkit_vocab::bpf_features::{Feature, FeatureId, Features, WITHOUT_BPF};
 
 use crate::HostError;
 use crate::algorithm::{self, RegisterFailure, Registration};
-use crate::change::policy::PolicyPin;
+use crate::live::PolicyPin;
 
 /// One socket's model state: none in this build.
 pub type Model = ();

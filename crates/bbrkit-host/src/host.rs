@@ -22,8 +22,8 @@ use bbrkit_policy::attached::SockOpsProgram;
 use serde::Serialize;
 
 use crate::algorithm::{RegisterFailure, Registration};
-use crate::change::policy::PolicyPin;
 use crate::env::Environment;
+use crate::live::PolicyPin;
 use crate::netns::Namespace;
 use crate::qdisc::InterfaceQdisc;
 use crate::routes::CcRoute;

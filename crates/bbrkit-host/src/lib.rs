@@ -47,6 +47,7 @@ mod error;
 pub mod host;
 pub mod image;
 pub mod kernel;
+pub mod live;
 pub mod lock;
 pub mod metrics;
 mod netlink;
@@ -61,6 +62,7 @@ pub mod snapshot;
 pub mod sysctl;
 #[cfg(test)]
 mod testing;
+pub mod tuning;
 pub mod unit;
 pub mod verify;
 

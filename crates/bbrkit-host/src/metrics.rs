@@ -76,7 +76,7 @@ pub fn gather(root: &Root) -> Result<Inputs, DiagError> {
 }
 
 /// The per-rule, per-arm counters of every attached policy.
-fn policy_arms(pins: &[crate::change::policy::PolicyPin]) -> Vec<PolicyArm> {
+fn policy_arms(pins: &[crate::live::PolicyPin]) -> Vec<PolicyArm> {
     let live = pins.iter().filter_map(|p| p.live.as_ref().ok());
     live.filter_map(|l| Some((l.cgroup_id, l.counters.as_ref().ok()?)))
         .flat_map(|(cgroup_id, c)| {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use crate::algorithm::{BPF_ALGORITHMS, Provider, Registration};
 use crate::bpf::Features;
-use crate::change::policy::{self, PolicyRecord, PolicyView};
 use crate::env::Environment;
 use crate::host::{Established, Host, KeyAccess, LabLeftover, Traffic};
 use crate::kernel::{self, KernelFacts, Provision};
+use crate::live::{self as policy, PolicyRecord, PolicyView};
 use crate::netns::Namespace;
 use crate::precedence::{self, Overlay, Resolution, Sources};
 use crate::qdisc::InterfaceQdisc;
@@ -155,7 +155,7 @@ pub struct Snapshot {
 fn managed_keys() -> impl Iterator<Item = &'static str> {
     [KEY_CC, KEY_QDISC]
         .into_iter()
-        .chain(crate::enable::TUNING.iter().map(|t| t.key))
+        .chain(crate::tuning::TUNING.iter().map(|t| t.key))
 }
 
 /// The policies the before-image records (an unreadable image: none), the

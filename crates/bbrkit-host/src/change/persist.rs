@@ -10,12 +10,13 @@
 
 use serde::Serialize;
 
-use super::sysctl::{Setting, TUNING};
+use super::sysctl::Setting;
 use crate::image::{BeforeImage, Present, Recorded};
 use crate::kernel::Provision;
 use crate::outcome::{Check, CheckName, Finding, FindingId, Level};
 use crate::precedence::{Loader, Overlay, Resolution};
 use crate::snapshot::Snapshot;
+use crate::tuning::TUNING;
 use crate::{KEY_CC, KEY_QDISC};
 
 /// bbrkit's file (deterministic: no timestamps, so a second run is a no-op).

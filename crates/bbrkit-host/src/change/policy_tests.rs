@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bbrkit_policy::attached::SockOpsProgram;
+use bbrkit_policy::attached::{Counters, SockOpsProgram};
 
 use super::*;
 use crate::change::UndoMode;
@@ -11,7 +11,7 @@ use crate::enable::{self, Options};
 use crate::host::Established;
 use crate::outcome::{CheckName, FindingId, Level};
 use crate::testing::Fixture;
-use crate::{doctor, image, rollback, verify};
+use crate::{Root, doctor, image, rollback, verify};
 
 const POLICY: &str = "[[rule]]\nname = \"svc\"\nlocal_port = [443]\ncc = \"reno\"\n\n[[rule]]\nremote = [\"203.0.113.0/24\"]\ncc = \"cubic\"\n";
 

@@ -11,8 +11,8 @@ use bbrkit_policy::attached::SockOpsProgram;
 
 use super::{Established, Host, HostMut, KeyAccess, LabLeftover, SysModule, Traffic};
 use crate::algorithm::{RegisterFailure, Registration};
-use crate::change::policy::PolicyPin;
 use crate::env::Environment;
+use crate::live::PolicyPin;
 use crate::netns::Namespace;
 use crate::qdisc::InterfaceQdisc;
 use crate::routes::CcRoute;
