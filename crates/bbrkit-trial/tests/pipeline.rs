@@ -61,6 +61,11 @@ const CLASSES: [(u64, f64, f64); 4] = [
 const CLIENTS: u64 = 200;
 const CLIENT_SD: f64 = 0.3;
 const CONN_SD: f64 = 0.6;
+/// A miss by less than this (relative) is counted apart: with busy time
+/// in jiffies a class's median ratio takes values such as 128/160 = 0.8
+/// exactly, an interval's end lands on them, and a combined truth of
+/// 0.7995 (the small classes' rounding) is then "outside" [0.8, …].
+const TIE_TOLERANCE: f64 = 0.005;
 /// Handshake and teardown besides the busy time.
 const OVERHEAD_US: u64 = 20_000;
 
@@ -166,6 +171,8 @@ struct Outcome {
     stall_decision: bool,
     /// Every look with an interval held the truth.
     covered: bool,
+    /// ... or missed it by less than `TIE_TOLERANCE`.
+    covered_near: bool,
     /// Looks with an interval.
     intervals: u32,
     /// Per gate name, the first look it failed at.
@@ -198,6 +205,7 @@ fn run(seed: u64, sc: &Scenario) -> Outcome {
     let mut trial = Trial::new(def.clone()).unwrap();
     let mut out = Outcome {
         covered: true,
+        covered_near: true,
         ..Outcome::default()
     };
     let (mut next, mut lost, mut written) = (0, 0u64, 0u64);
@@ -253,6 +261,8 @@ fn run(seed: u64, sc: &Scenario) -> Outcome {
             out.intervals += 1;
             let truth = true_ratio(sc.effect, e);
             out.covered &= e.ci_low <= truth && truth <= e.ci_high;
+            out.covered_near &= e.ci_low <= truth * (1.0 + TIE_TOLERANCE)
+                && truth * (1.0 - TIE_TOLERANCE) <= e.ci_high;
         }
         if !r.decisions.is_empty() {
             out.decided_at = Some(look);
@@ -309,6 +319,7 @@ struct Tally {
     runs: u64,
     false_verdicts: u64,
     covered: u64,
+    covered_near: u64,
     with_interval: u64,
     guardrail_trips: u64,
     stall_decisions: u64,
@@ -324,13 +335,36 @@ struct Tally {
 
 fn tally(sc: &Scenario, seeds: impl Iterator<Item = u64>) -> Tally {
     let mut t = Tally::default();
+    // `BBRKIT_PIPELINE_PROGRESS=N`: the counts so far every N runs (a long
+    // run's partial table).
+    let every: u64 = env_or("BBRKIT_PIPELINE_PROGRESS", 0);
     for seed in seeds {
+        if every > 0 && t.runs > 0 && t.runs % every == 0 {
+            eprintln!(
+                "progress B/A {} P(A) {} stall {:?} lose {}: runs {} false {} covered {} near {} of {} trips {} stall {} lost {} draws {} stops {}",
+                sc.effect,
+                sc.p_a,
+                sc.stall_b_after_s,
+                sc.lose_b,
+                t.runs,
+                t.false_verdicts,
+                t.covered,
+                t.covered_near,
+                t.with_interval,
+                t.guardrail_trips,
+                t.stall_failed,
+                t.lost_failed,
+                t.draws_failed,
+                t.stops
+            );
+        }
         let o = run(seed, sc);
         t.runs += 1;
         t.false_verdicts += u64::from(false_verdict(o.verdict, sc.effect));
         if o.intervals > 0 {
             t.with_interval += 1;
             t.covered += u64::from(o.covered);
+            t.covered_near += u64::from(o.covered_near);
         }
         if o.decided_at.is_some() {
             if o.stall_decision {
@@ -403,17 +437,18 @@ fn scenarios(rate: f64, looks: u32) -> Vec<(&'static str, Scenario)> {
 
 fn table(rows: &[(&str, Scenario, Tally)]) -> String {
     let mut s = String::from(
-        "| scenario | runs | false verdict | anytime coverage | guardrail trips | stall gate failed (median look); B stopped by it | lost_records gate | draws_ratio alarm (median look) | confident stops (median look) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| scenario | runs | false verdict | anytime coverage (within 0.5 %) | guardrail trips | stall gate failed (median look); B stopped by it | lost_records gate | draws_ratio alarm (median look) | confident stops (median look) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, _, t) in rows {
         let mut sl = t.stall_looks.clone();
         let mut dl = t.draws_looks.clone();
         let mut stops = t.stop_looks.clone();
         s += &format!(
-            "| {name} | {} | {} | {} | {} | {} {}; {} | {} | {} {} | {} {} |\n",
+            "| {name} | {} | {} | {} ({}) | {} | {} {}; {} | {} | {} {} | {} {} |\n",
             t.runs,
             pct(t.false_verdicts, t.runs),
             pct(t.covered, t.with_interval),
+            pct(t.covered_near, t.with_interval),
             pct(t.guardrail_trips, t.runs),
             pct(t.stall_failed, t.runs),
             median(&mut sl).map_or(String::new(), |l| format!("(look {l})")),
