@@ -141,6 +141,13 @@ fn header(info: &LiveInfo) -> String {
             r.intake.after_guardrail
         );
     }
+    if let Some(c) = &info.cohort {
+        let _ = writeln!(
+            s,
+            "cohort: connections established before {:.0} s compared: A {} of {} drawn closed, B {} of {}",
+            c.established_before_s, c.compared[0], c.drawn[0], c.compared[1], c.drawn[1]
+        );
+    }
     if let Some(o) = &info.open {
         let _ = writeln!(
             s,

@@ -70,6 +70,19 @@ pub struct RecordFlow {
     pub intake: Intake,
 }
 
+/// The cohort a report compares, with its denominators.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cohort {
+    /// Seconds into the trial: connections established before it are
+    /// compared (the previous look; 0 at the first look: nothing yet).
+    pub established_before_s: f64,
+    /// Connections the program had drawn into A and B by then.
+    pub drawn: [u64; 2],
+    /// Closed connections of the cohort compared, A and B (the rest of
+    /// `drawn` is still open, or its record was lost).
+    pub compared: [u64; 2],
+}
+
 /// What the live side saw.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LiveInfo {
@@ -96,6 +109,10 @@ pub struct LiveInfo {
     /// The trust gates (`bbrkit_trial::gates`): the report is trusted only
     /// when every one passes.
     pub gates: Vec<Gate>,
+    /// The cohort this report compares: the connections established
+    /// before the previous look (the attach at the first), with the
+    /// program's draws by then; `null` before the first report.
+    pub cohort: Option<Cohort>,
     /// The guardrail decision applied to the split, if any.
     pub guardrail: Option<Applied>,
     /// Connections still open at the end (`null` in a look's report).
@@ -128,6 +145,7 @@ impl LiveInfo {
             assignment: Vec::new(),
             draws: None,
             gates: Vec::new(),
+            cohort: None,
             guardrail: None,
             open: None,
         }
@@ -158,8 +176,17 @@ impl LiveInfo {
     }
 
     /// The gates' input: the program's counters of the trial's rule,
-    /// `drawn` the draws under the split (before a guardrail's cut).
-    pub fn gate_input(&self, def: &bbrkit_trial::TrialDef, drawn: [u64; 2]) -> GateInput {
+    /// `drawn` the draws under the split (before a guardrail's cut),
+    /// `closed` the closed connections the statistics hold per arm and
+    /// their mean duration ([`bbrkit_trial::Trial::closed_durations`]),
+    /// `drawing_s` the seconds the split drew (to a guardrail's cut).
+    pub fn gate_input(
+        &self,
+        def: &bbrkit_trial::TrialDef,
+        drawn: [u64; 2],
+        closed: [(u64, Option<f64>); 2],
+        drawing_s: f64,
+    ) -> GateInput {
         let per_arm = |f: fn(&ArmCounters) -> u64| {
             [0, 1].map(|i| self.assignment.iter().filter(|a| a.arm == i).map(f).sum())
         };
@@ -176,6 +203,8 @@ impl LiveInfo {
                 "cgroup {} and that they match {}",
                 self.scope.cgroup, self.scope.rule_text
             ),
+            closed,
+            drawing_s,
         }
     }
 

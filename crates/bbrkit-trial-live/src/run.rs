@@ -30,13 +30,13 @@ use bbrkit_bpf::sockops::records::Records;
 use bbrkit_bpf::sockops::{Attachment, Maps, cgroup};
 use bbrkit_policy::ConnRecord;
 use bbrkit_trial::gates;
-use bbrkit_trial::{Decision, Look, Mode, Report, Trial};
+use bbrkit_trial::{Decision, Estimand, Look, Mode, Report, Trial};
 
 use crate::LiveError;
 use crate::intake::{self, Applied, Intake};
 use crate::open::{self, Stamp};
 use crate::plan::{Plan, Stop};
-use crate::report::{LiveInfo, LiveReport, StopReason};
+use crate::report::{Cohort, LiveInfo, LiveReport, StopReason};
 
 /// What the run tells its caller as it goes.
 #[derive(Debug)]
@@ -182,6 +182,21 @@ struct Live<'a> {
     info: LiveInfo,
     start: Instant,
     start_ns: u64,
+    /// The estimand, frozen at the first look that had one.
+    estimand: Option<Estimand>,
+    /// The last look's mark (the attach before any): a report compares
+    /// the connections established before it.
+    mark: Mark,
+    /// The mark of the latest counters read.
+    read: Mark,
+}
+
+/// When a report read the counters, and the draws it read.
+#[derive(Debug, Clone, Copy, Default)]
+struct Mark {
+    ns: u64,
+    s: f64,
+    drawn: [u64; 2],
 }
 
 impl<'a> Live<'a> {
@@ -192,6 +207,9 @@ impl<'a> Live<'a> {
             info: LiveInfo::new(plan),
             start: Instant::now(),
             start_ns: monotonic_ns(),
+            estimand: None,
+            mark: Mark::default(),
+            read: Mark::default(),
             plan,
         })
     }
@@ -200,6 +218,10 @@ impl<'a> Live<'a> {
         self.info.attachment = Some(attachment);
         self.start = Instant::now();
         self.start_ns = monotonic_ns();
+        self.mark = Mark {
+            ns: self.start_ns,
+            ..Mark::default()
+        };
     }
 
     fn arms_cc(&self) -> [&str; 2] {
@@ -296,6 +318,9 @@ impl<'a> Live<'a> {
             look.live.guardrail = self.info.guardrail.clone();
         }
         on(Event::Look(&look));
+        // The next report compares the connections established before
+        // this look (with the draws counted by then).
+        self.mark = self.read;
         let guarded = self.info.guardrail.is_some();
         Ok(decided(self.plan.stop, &look.report, guarded))
     }
@@ -332,23 +357,51 @@ impl<'a> Live<'a> {
         mode: Mode,
         resamples: Option<usize>,
     ) -> Result<LiveReport, LiveError> {
+        // Before the counters: a connection of the cohort (established
+        // before `ns`) is in the draws read after.
+        let ns = monotonic_ns();
         let counters = maps.counters()?;
         self.info.counters(&counters.stats, &counters.arms);
-        let drawn = match &self.info.guardrail {
-            Some(g) => g.drawn_at_cut,
-            None => self.info.drawn(),
+        self.info.elapsed_s = self.start.elapsed().as_secs_f64();
+        self.read = Mark {
+            ns,
+            s: self.info.elapsed_s,
+            drawn: self.info.drawn(),
+        };
+        // The split drew to a guardrail's cut, if any: the draws and the
+        // drawing time the stall gate weighs are the ones under the split.
+        let (drawn, drawing_s) = match &self.info.guardrail {
+            Some(g) => (g.drawn_at_cut, g.after_s),
+            None => (self.info.drawn(), self.info.elapsed_s),
         };
         self.info.draws = intake::draws_check(&self.plan.def, drawn);
         self.info.records.intake = self.intake.clone();
-        self.info.elapsed_s = self.start.elapsed().as_secs_f64();
         let look = Look {
             seed: self.plan.seed,
             mode,
             duration_s: Some(self.info.elapsed_s),
             resamples,
+            estimand: self.estimand.clone(),
+            established_before_ns: Some(self.mark.ns),
         };
-        self.info.gates = gates::check(&self.info.gate_input(&self.plan.def, drawn));
+        let closed = self.trial.closed_durations();
+        self.info.gates = gates::check(&self.info.gate_input(
+            &self.plan.def,
+            drawn,
+            closed,
+            drawing_s,
+        ));
         let mut report = self.trial.report(&look);
+        // Frozen at the first report once the trial may stop (its minimum
+        // duration): before, it is provisional, and no verdict stops on it.
+        if self.estimand.is_none() && self.info.elapsed_s >= self.plan.def.settings.min_stop_s {
+            self.estimand = report.estimand.clone();
+        }
+        self.info.cohort = Some(Cohort {
+            established_before_s: self.mark.s,
+            drawn: self.mark.drawn,
+            compared: report.cohort.as_ref().map_or([0, 0], |c| c.closed),
+        });
         gates::apply(&mut report, &self.info.gates);
         Ok(LiveReport {
             report,
@@ -412,13 +465,13 @@ mod tests {
         ] {
             assert_eq!(final_mode(r, true), DECISION_MODE, "{r:?}");
         }
-        // Over a trial whose A trips the goodput guardrail: the progress
+        // Over a trial whose B trips the goodput guardrail: the progress
         // look's interval is not the final report's, the decision's is.
         let mut t = Trial::new(TrialDef::new("cubic", "bbr")).unwrap();
         for i in 0..220u64 {
             let arm = (i % 2) as u8;
             let spread = 1.0 + ((i * 7919) % 97) as f64 / 20.0;
-            let g = if arm == 0 { 4e6 } else { 20e6 } * spread;
+            let g = if arm == 0 { 20e6 } else { 4e6 } * spread;
             t.add(&bbrkit_trial::testing::conn(
                 i,
                 arm,

@@ -86,6 +86,18 @@ pub struct Settings {
     /// Units (both arms) at which the confidence sequence is tightest
     /// (1000); it stays valid at every other size.
     pub tuned_for_units: u64,
+    /// Units each arm needs in the compared classes before a decided
+    /// verdict may stop a trial (`Report::confident`): 100. The anytime
+    /// interval is valid only asymptotically (a bootstrap SE of a median,
+    /// a normal boundary); the pipeline simulation (`tests/pipeline.rs`)
+    /// keeps its any-look false verdicts under 5 % with this floor, and
+    /// the issue saw decisions at 30 per arm.
+    pub min_stop_units: u64,
+    /// Seconds a trial must have run before a decided verdict may stop it:
+    /// 30, three looks at the default 10 s interval, so the cohorts, the
+    /// draws and the stall gate have seen the trial's rate and its slower
+    /// connections close.
+    pub min_stop_s: f64,
 }
 
 impl Default for Settings {
@@ -98,6 +110,8 @@ impl Default for Settings {
             resamples: 2000,
             srm_alpha: 0.001,
             tuned_for_units: 1000,
+            min_stop_units: 100,
+            min_stop_s: 30.0,
         }
     }
 }

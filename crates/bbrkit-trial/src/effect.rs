@@ -5,7 +5,8 @@
 //! ```text
 //!   per size class k:  n_A,k, n_B,k connections with goodput (and units)
 //!   informative k:     n ≥ min_connections in both arms (and ≥ min_units units)
-//!   weight w_k:        bytes acked in class k (both arms) / bytes of all informative classes
+//!   weight w_k:        bytes acked in class k (both arms) / bytes of all informative classes,
+//!                      frozen with the classes at the first look that has them (Estimand)
 //!   effect:            r = exp(Σ w_k ln(med_B,k / med_A,k))
 //!   fixed horizon:     [lo, hi] = exp(percentiles α/2, 1−α/2 of the bootstrap draws)
 //!   anytime:           exp(ln r ± m(t) · SE),  SE = IQR(draws) / (2 Φ⁻¹(3/4)),
@@ -55,6 +56,75 @@ pub enum Mode {
     /// Looks at any time (`--until-confident`, progress): the confidence
     /// sequence.
     Sequential,
+}
+
+/// Where an [`Estimand`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimandSource {
+    /// Computed from this report's own data (no earlier look fixed one):
+    /// the classes that carry information now, weighted by their bytes now.
+    ThisLook,
+    /// Fixed at an earlier look (the first that had a class carrying
+    /// information) and carried to this one ([`crate::Look::estimand`]).
+    Frozen,
+}
+
+/// What the effect estimates: the size classes combined and their weights.
+/// Declared once, at the first look that has them, and then fixed: a
+/// comparison whose classes and weights moved between looks would estimate
+/// a different quantity at every look (issue 32).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimand {
+    /// The size classes combined, smallest first.
+    pub classes: Vec<SizeClass>,
+    /// Their weights (bytes acked in the class over both arms, over those
+    /// of every combined class, when fixed), in the order of `classes`.
+    pub weights: Vec<f64>,
+    /// Computed at this look, or frozen at an earlier one.
+    pub source: EstimandSource,
+    /// Seconds into the trial of the look that fixed it, when known.
+    pub fixed_at_s: Option<f64>,
+}
+
+impl Estimand {
+    /// The one an effect combined (`source` this look).
+    pub fn of(e: &Effect, at_s: Option<f64>) -> Estimand {
+        let used: Vec<&ClassEffect> = e.classes.iter().filter(|c| c.weight > 0.0).collect();
+        Estimand {
+            classes: used.iter().map(|c| c.class).collect(),
+            weights: used.iter().map(|c| c.weight).collect(),
+            source: EstimandSource::ThisLook,
+            fixed_at_s: at_s,
+        }
+    }
+
+    /// The same, carried to a later look.
+    pub fn frozen(&self) -> Estimand {
+        Estimand {
+            source: EstimandSource::Frozen,
+            ..self.clone()
+        }
+    }
+
+    /// Weights of the classes of this estimand that carry information now
+    /// (`informative`), renormalised over them.
+    fn weights_over(&self, informative: &[usize]) -> ([f64; 4], Vec<usize>) {
+        let mut w = [0.0; 4];
+        let mut used = Vec::new();
+        for (c, x) in self.classes.iter().zip(&self.weights) {
+            if informative.contains(&c.index()) {
+                w[c.index()] = *x;
+                used.push(c.index());
+            }
+        }
+        let total: f64 = w.iter().sum();
+        if total > 0.0 {
+            w.iter_mut().for_each(|x| *x /= total);
+        }
+        used.sort_unstable();
+        (w, used)
+    }
 }
 
 /// One size class's comparison.
@@ -142,13 +212,17 @@ fn counts(arms: [&[&Obs]; 2]) -> Counts {
 }
 
 /// Compares B (`arms[1]`) with A (`arms[0]`) in `mode` with `resamples`
-/// bootstrap resamples drawn from `seed`.
+/// bootstrap resamples drawn from `seed`, over the classes and weights of
+/// `fixed` when given (those of its classes that carry information here,
+/// renormalised), else over the classes that carry information here,
+/// weighted by their bytes.
 pub(crate) fn compare(
     def: &TrialDef,
     mode: Mode,
     resamples: usize,
     seed: u64,
     arms: [&[&Obs]; 2],
+    fixed: Option<&Estimand>,
 ) -> Comparison {
     let s = &def.settings;
     let cluster = def.unit != Unit::Connection;
@@ -159,10 +233,13 @@ pub(crate) fn compare(
                 && (!cluster || (0..2).all(|a| c.units[a][k] >= s.min_units as u64))
         })
         .collect();
+    let (weights, informative) = match fixed {
+        Some(e) => e.weights_over(&informative),
+        None => (weights(arms, &informative), informative),
+    };
     if informative.is_empty() {
         return too_few(def, &c);
     }
-    let weights = weights(arms, &informative);
     let samples = arms.map(|obs| {
         ArmSample::new(
             obs.iter()

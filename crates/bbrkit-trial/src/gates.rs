@@ -13,7 +13,34 @@
 //!   lost_records         ring full + no storage + no tcp_sock    > MAX_SHARE of records
 //!                        + malformed (global: the program counts
 //!                        them per program, not per arm)
+//!   stall                per arm: drawn − closed − lost          > Little's-law bound AND
+//!                        (connections drawn, not yet closed)     more than the other arm's share
 //! ```
+//!
+//! **The stall gate.** An arm whose connections stop closing (the
+//! algorithm wedges, the kernel stops acking its sockets) produces no
+//! records, so nothing in the comparison sees it: its connections are
+//! simply missing, and a guardrail computed from closed connections never
+//! trips. The gate weighs the arm's connections drawn but not closed
+//! against what closed durations explain. By Little's law a stable arm
+//! drawing `λ_a` connections a second that last `W` on average has
+//! `λ_a W` of them open; the gate uses
+//!
+//! ```text
+//!   open_a   = drawn_a − closed_a − lost       (every lost record counted against each arm:
+//!                                               a lost record is never taken for a stall)
+//!   W        = the larger arm's mean closed duration (an arm that is merely slower is explained)
+//!   bound_a  = STALL_FACTOR · (drawn_a / drawing_s) · W + STALL_SLACK
+//!   z_a      = two-proportion z of open_a / drawn_a against the other arm's open share
+//!   stalled  when open_a > bound_a and z_a > STALL_Z
+//! ```
+//!
+//! The second condition keeps long-lived connections (keep-alive, streams)
+//! that both arms hold open from looking like a stall. A stall of B is a
+//! guardrail event: [`apply`] adds the decision to send B's new
+//! connections back to A (the decision's reason names the gate). A stall
+//! of A makes the report untrusted and moves nothing (the guardrails
+//! protect the baseline, they never hand it to the candidate).
 //!
 //! **The sequential sample-ratio test** is Lindon & Malek's
 //! Dirichlet–multinomial test ("Anytime-valid inference for multinomial
@@ -50,6 +77,7 @@ use statrs::function::beta::ln_beta;
 
 use crate::Report;
 use crate::definition::ARM_NAMES;
+use crate::guardrail::back_to_a;
 
 /// The largest share of an arm's draws (or of all records, for lost
 /// records) that may not be what the comparison assumes. Reasoning above.
@@ -67,11 +95,28 @@ pub const SRM_ALPHA: f64 = 0.001;
 /// see), and still detects gross ones at once.
 pub const SRM_CONCENTRATION: f64 = 400.0;
 
+/// The stall gate's slack on Little's law: the mean closed duration `W`
+/// at a look is biased short (the longest connections have not closed
+/// yet), and by less than 3× once the trial has run a few times the
+/// longest duration; the simulation (`tests/pipeline.rs`) measures the
+/// false alarms this leaves.
+pub const STALL_FACTOR: f64 = 3.0;
+
+/// The stall gate's slack in connections: with Poisson arrivals the open
+/// count is Poisson(`λ W`), and 20 above 3× its mean is beyond its 0.1 %
+/// tail for every mean (for a mean of 5, P(N > 35) < 1e-12).
+pub const STALL_SLACK: f64 = 20.0;
+
+/// The stall gate's z: one-sided 0.1 % of the standard normal (the
+/// sample-ratio test's α): an arm's open share must exceed the other's by
+/// more than chance does at that level.
+pub const STALL_Z: f64 = 3.09;
+
 /// One gate's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gate {
     /// `connections`, `draws_ratio`, `assignment_failures`, `kept_other`,
-    /// `lost_records`.
+    /// `lost_records`, `stall`.
     pub name: &'static str,
     /// The gate passes.
     pub ok: bool,
@@ -112,6 +157,13 @@ pub struct GateInput {
     /// Where to look when there are no connections (the cgroup and the
     /// rule, in words).
     pub scope: String,
+    /// Closed connections of each arm read so far (of those drawn under
+    /// the split) and their mean duration, seconds
+    /// ([`crate::Trial::closed_durations`]).
+    pub closed: [(u64, Option<f64>); 2],
+    /// Seconds the split drew connections: the trial's age, or its age at
+    /// a guardrail's cut (`drawn` is counted at the cut).
+    pub drawing_s: f64,
 }
 
 /// The sequential sample-ratio test on the draws: the Bayes factor of the
@@ -212,17 +264,92 @@ pub fn check(g: &GateInput) -> Vec<Gate> {
             pct(MAX_SHARE)
         ),
     });
+    out.extend(stall(g));
     out
 }
 
+/// The stall gate of each arm (none before any connection closed: there
+/// is no duration to weigh the open ones against).
+fn stall(g: &GateInput) -> Vec<Gate> {
+    let Some(w) = g.closed.iter().filter_map(|c| c.1).reduce(f64::max) else {
+        return Vec::new();
+    };
+    let open = [0, 1].map(|i| g.drawn[i].saturating_sub(g.closed[i].0 + g.lost));
+    (0..2)
+        .map(|i| {
+            let rate = g.drawn[i] as f64 / g.drawing_s.max(1.0);
+            let expected = rate * w;
+            let bound = STALL_FACTOR * expected + STALL_SLACK;
+            let z = two_proportion_z([open[i], g.drawn[i]], [open[1 - i], g.drawn[1 - i]]);
+            let ok = open[i] as f64 <= bound || z <= STALL_Z;
+            Gate {
+                name: "stall",
+                ok,
+                arm: Some(ARM_NAMES[i]),
+                value: open[i] as f64,
+                bound,
+                detail: format!(
+                    "arm {} {}: {} of {} drawn not closed, where its rate ({:.1}/s) and the \
+                     closed durations (mean {:.2} s) explain {:.1} (bound {:.0}); open share \
+                     {} against the other arm's {} (z = {:.1}){}",
+                    ARM_NAMES[i],
+                    g.cc[i],
+                    open[i],
+                    g.drawn[i],
+                    rate,
+                    w,
+                    expected,
+                    bound,
+                    pct(ratio(open[i], g.drawn[i])),
+                    pct(ratio(open[1 - i], g.drawn[1 - i])),
+                    z,
+                    if ok {
+                        ""
+                    } else {
+                        ": its connections stopped closing"
+                    }
+                ),
+            }
+        })
+        .collect()
+}
+
+/// z of the share `a.0 / a.1` above `b.0 / b.1` (pooled variance; 0 when
+/// either has no draws or the pooled share is 0 or 1).
+fn two_proportion_z(a: [u64; 2], b: [u64; 2]) -> f64 {
+    if a[1] == 0 || b[1] == 0 {
+        return 0.0;
+    }
+    let (na, nb) = (a[1] as f64, b[1] as f64);
+    let p = (a[0] + b[0]) as f64 / (na + nb);
+    let var = p * (1.0 - p) * (1.0 / na + 1.0 / nb);
+    if var <= 0.0 {
+        return 0.0;
+    }
+    (a[0] as f64 / na - b[0] as f64 / nb) / var.sqrt()
+}
+
 /// Makes `report` untrusted for every failed gate, naming it: the trial,
-/// its overall comparison and every group.
+/// its overall comparison and every group. A stalled B is also a guardrail
+/// event: unless a guardrail already decided, B's new connections go back
+/// to A (`decisions`).
 pub fn apply(report: &mut Report, gates: &[Gate]) {
     for g in gates.iter().filter(|g| !g.ok) {
         report
             .untrusted_because
             .push(format!("gate {}: {}", g.name, g.detail));
         report.trusted = false;
+    }
+    let b_stalled = gates
+        .iter()
+        .find(|g| g.name == "stall" && !g.ok && g.arm == Some(ARM_NAMES[1]));
+    if let Some(g) = b_stalled
+        && report.decisions.is_empty()
+    {
+        let because = vec![format!("gate stall: {}", g.detail)];
+        report
+            .decisions
+            .push(back_to_a(&report.split[0].cc, "all", because));
     }
     if !report.trusted {
         report.overall.trusted = false;
@@ -263,6 +390,38 @@ mod tests {
             scope: "cgroup /x and that they match rule 1".into(),
             ..GateInput::default()
         }
+    }
+
+    /// `drawn` over 40 s, `closed` of them closed after a mean of 1 s.
+    fn flowing(drawn: [u64; 2], closed: [u64; 2]) -> GateInput {
+        GateInput {
+            closed: [0, 1].map(|i| (closed[i], Some(1.0))),
+            drawing_s: 40.0,
+            ..input(drawn, [0, 0])
+        }
+    }
+
+    #[test]
+    fn a_stalled_arm_fails_its_gate_and_a_slow_or_kept_open_one_does_not() {
+        // B stopped closing: 280 of its 300 open where 7.5 are explained.
+        let gates = check(&flowing([300, 300], [292, 20]));
+        let bad: Vec<_> = gates.iter().filter(|g| !g.ok).collect();
+        assert_eq!(bad.len(), 1, "{gates:#?}");
+        assert_eq!((bad[0].name, bad[0].arm), ("stall", Some("B")));
+        assert!(bad[0].detail.contains("280 of 300"), "{}", bad[0].detail);
+        // A slower arm: 14 of 73 open against 2 of 63 (issue 32's numbers).
+        assert!(check(&flowing([73, 63], [59, 61])).iter().all(|g| g.ok));
+        // Both arms keep connections open (keep-alive): no stall.
+        assert!(check(&flowing([300, 300], [100, 110])).iter().all(|g| g.ok));
+        // Lost records are never taken for a stall.
+        let mut lost = flowing([300, 300], [292, 20]);
+        lost.lost = 280;
+        lost.written = 312;
+        let g = check(&lost);
+        assert!(g.iter().all(|g| g.name != "stall" || g.ok), "{g:#?}");
+        // Nothing closed yet: no duration, no stall gate.
+        let g = check(&input([300, 300], [0, 0]));
+        assert!(g.iter().all(|g| g.name != "stall"));
     }
 
     #[test]

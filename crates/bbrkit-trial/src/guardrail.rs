@@ -1,19 +1,24 @@
 //! Guardrails: metrics with their own thresholds, watched at every look,
-//! that stop an arm which is clearly worse than the other — whatever the
-//! goodput verdict says (an arm can win on goodput and still retransmit
-//! unacceptably).
+//! that protect the baseline's traffic from the candidate: they stop arm B
+//! when it is clearly worse than A — whatever the goodput verdict says (B
+//! can win on goodput and still retransmit unacceptably) — and send its
+//! new connections back to A. They are one-sided: A is what runs without
+//! the trial, so A is never "harmful" and a guardrail never moves traffic
+//! to the candidate (with per-connection units on a shared bottleneck, B
+//! taking A's bandwidth would otherwise make A look harmful and hand every
+//! connection to the arm that caused it; issue 32). A B far better than A
+//! is the verdict's business (`better`), not a guardrail's.
 //!
 //! ```text
 //!   goodput      r = B/A (the effect), [lo, hi] the effect's own interval (the one the report
 //!                prints for the effect), bound b = 1 − max_goodput_loss
-//!                B trips when hi < b; A trips when lo > 1/b
+//!                B trips when hi < b
 //!   retransmits  R_a = Σ retransmitted / Σ sent segments of arm a (pooled)
 //!                Var(R_a) = U/(U−1) · Σ_u (r_u − R_a s_u)² / (Σ_u s_u)²   (u: units; ratio-estimator
 //!                linearisation, Cochran 1977 §6.4, cluster-robust)
 //!                D = R_B − R_A, [D ± m(t)·sqrt(Var_A + Var_B)], bound d = max_retransmit_increase
-//!                B trips when the low end > d; A trips when the high end < −d
-//!   decision     the tripped arm's new connections go to the other arm; if both trip (on
-//!                different metrics) they go to A, the baseline
+//!                B trips when the low end > d
+//!   decision     B's new connections go to A (always: only B trips)
 //! ```
 //!
 //! A guardrail is checked at every look, so it needs an interval valid at
@@ -68,10 +73,11 @@ pub struct GuardrailCheck {
     /// How the interval was computed (goodput: the effect's `interval`;
     /// retransmit rate: always `sequential`).
     pub interval: Mode,
-    /// Goodput: the ratio B must stay above (A: below its inverse).
-    /// Retransmit rate: the difference neither arm may exceed.
+    /// Goodput: the ratio B must stay above.
+    /// Retransmit rate: the difference B − A may not exceed.
     pub bound: f64,
-    /// The arm found worse beyond the bound, if any.
+    /// `B` when B is found worse than A beyond the bound (never `A`: the
+    /// guardrails protect the baseline from the candidate).
     pub tripped: Option<&'static str>,
 }
 
@@ -93,13 +99,7 @@ pub struct Decision {
 /// The goodput guardrail from a group's effect.
 pub(crate) fn goodput(def: &TrialDef, e: &Effect) -> GuardrailCheck {
     let bound = 1.0 - def.guardrails.max_goodput_loss;
-    let tripped = if e.ci_high < bound {
-        Some(ARM_NAMES[1])
-    } else if e.ci_low > 1.0 / bound {
-        Some(ARM_NAMES[0])
-    } else {
-        None
-    };
+    let tripped = (e.ci_high < bound).then_some(ARM_NAMES[1]);
     GuardrailCheck {
         metric: Metric::Goodput,
         value: e.ratio,
@@ -156,13 +156,7 @@ pub(crate) fn retransmits(
     let w = iv.multiplier((na + nb) as f64) * (va + vb).sqrt();
     let bound = def.guardrails.max_retransmit_increase;
     let (low, high) = (d - w, d + w);
-    let tripped = if low > bound {
-        Some(ARM_NAMES[1])
-    } else if high < -bound {
-        Some(ARM_NAMES[0])
-    } else {
-        None
-    };
+    let tripped = (low > bound).then_some(ARM_NAMES[1]);
     Some(GuardrailCheck {
         metric: Metric::RetransmitRate,
         value: d,
@@ -174,33 +168,41 @@ pub(crate) fn retransmits(
     })
 }
 
-/// The decision for `scope` from its checks, if any tripped.
+/// The decision for `scope` from its checks, if any tripped: B stops, its
+/// new connections go back to A.
 pub(crate) fn decide(def: &TrialDef, scope: &str, checks: &[GuardrailCheck]) -> Option<Decision> {
-    let tripped: Vec<&GuardrailCheck> = checks.iter().filter(|c| c.tripped.is_some()).collect();
-    let first = tripped.first()?.tripped?;
-    let both = tripped.iter().any(|c| c.tripped != Some(first));
-    let stop = if both { ARM_NAMES[1] } else { first };
-    let to = if stop == ARM_NAMES[0] { 1 } else { 0 };
-    Some(Decision {
+    let because: Vec<String> = checks
+        .iter()
+        .filter(|c| c.tripped.is_some())
+        .map(because)
+        .collect();
+    (!because.is_empty()).then(|| back_to_a(&def.arms[0].cc, scope, because))
+}
+
+/// B stops in `scope`, its new connections go to A (algorithm `cc_a`):
+/// what every guardrail event decides, a stalled B's included
+/// (`crate::gates`).
+pub fn back_to_a(cc_a: &str, scope: &str, because: Vec<String>) -> Decision {
+    Decision {
         scope: scope.into(),
-        stop,
-        send_to: ARM_NAMES[to],
-        cc: def.arms[to].cc.clone(),
-        because: tripped.iter().map(|c| because(c)).collect(),
-    })
+        stop: ARM_NAMES[1],
+        send_to: ARM_NAMES[0],
+        cc: cc_a.into(),
+        because,
+    }
 }
 
 fn because(c: &GuardrailCheck) -> String {
     let arm = c.tripped.unwrap_or("?");
     match c.metric {
         Metric::Goodput => format!(
-            "goodput B/A {}: {arm} is more than {} slower ({})",
+            "goodput B/A {}: {arm} is more than {} slower than A ({})",
             ratio_interval(c.value, c.low, c.high),
             pct(1.0 - c.bound),
             interval_kind(c.interval)
         ),
         Metric::RetransmitRate => format!(
-            "retransmit rate B-A {:+.2} points [{:+.2}, {:+.2}]: {arm} retransmits more than {} points more ({})",
+            "retransmit rate B-A {:+.2} points [{:+.2}, {:+.2}]: {arm} retransmits more than {} points more than A ({})",
             c.value * 100.0,
             c.low * 100.0,
             c.high * 100.0,
@@ -282,12 +284,15 @@ mod tests {
     }
 
     #[test]
-    fn an_a_that_trips_sends_to_b_and_conflicts_go_to_a() {
+    fn a_far_worse_a_never_trips_and_b_s_trips_send_to_a() {
+        // A retransmits 10 %, B 1 %: B is the better arm, no guardrail acts.
         let t = trial(200, 0.10, 0.01);
         let [a, b] = arms(&t);
         let iv = Intervals::new(&t.def);
         let c = retransmits(&t.def, &iv, [&a, &b]).unwrap();
-        assert_eq!(c.tripped, Some("A"));
+        assert!(c.high < -0.05, "A's excess is certain: {c:?}");
+        assert_eq!(c.tripped, None, "{c:?}");
+        assert_eq!(decide(&t.def, "x", std::slice::from_ref(&c)), None);
         let g = GuardrailCheck {
             metric: Metric::Goodput,
             value: 0.5,
@@ -297,14 +302,8 @@ mod tests {
             bound: 0.8,
             tripped: Some("B"),
         };
-        assert_eq!(
-            decide(&t.def, "x", std::slice::from_ref(&c))
-                .unwrap()
-                .send_to,
-            "B"
-        );
-        let both = decide(&t.def, "x", &[c, g]).unwrap();
-        assert_eq!((both.stop, both.send_to), ("B", "A"));
-        assert_eq!(both.because.len(), 2);
+        let d = decide(&t.def, "x", &[c, g]).unwrap();
+        assert_eq!((d.stop, d.send_to, d.cc.as_str()), ("B", "A", "cubic"));
+        assert_eq!(d.because.len(), 1);
     }
 }

@@ -57,10 +57,10 @@ pub mod words;
 pub use definition::{
     Arm, Grouping, GuardrailBounds, PrefixLengths, Settings, TrialDef, Unit, unit_meaning,
 };
-pub use effect::{Effect, Mode};
+pub use effect::{Effect, Estimand, EstimandSource, Mode};
 pub use guardrail::Decision;
 pub use observe::{RecordCounts, Trial};
-pub use report::{GroupReport, Look, Report};
+pub use report::{Cohort, GroupReport, Look, Report};
 pub use verdict::Verdict;
 
 /// A trial definition that cannot be run, or a rendering that failed.

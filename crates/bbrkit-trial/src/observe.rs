@@ -36,6 +36,8 @@ pub(crate) struct Obs {
     pub bytes_received: u64,
     /// Established to close, microseconds.
     pub duration_us: u64,
+    /// Established, `CLOCK_MONOTONIC` ns (the cohort it belongs to).
+    pub start_ns: u64,
     pub segs_out: u32,
     pub total_retrans: u32,
     /// srtt / min_rtt.
@@ -197,6 +199,7 @@ impl Trial {
             bytes_acked: r.bytes_acked,
             bytes_received: r.bytes_received,
             duration_us: r.duration_us(),
+            start_ns: r.start_ns,
             segs_out: r.segs_out,
             total_retrans: r.total_retrans,
             rtt_inflation: r.rtt_inflation(),
@@ -207,6 +210,20 @@ impl Trial {
             assigned: r.assigned,
             ran_arm_cc: r.cc == self.def.arms[arm].cc,
         });
+    }
+
+    /// Per arm (A, B): closed connections read so far and their mean
+    /// duration in seconds, established to close (`None` with none): what
+    /// the stall gate (`crate::gates`) weighs the open ones against.
+    pub fn closed_durations(&self) -> [(u64, Option<f64>); 2] {
+        [0, 1].map(|a| {
+            let (n, sum) = self
+                .obs
+                .iter()
+                .filter(|o| o.arm == a)
+                .fold((0u64, 0.0), |(n, s), o| (n + 1, s + o.duration_us as f64));
+            (n, (n > 0).then(|| sum / n as f64 / 1e6))
+        })
     }
 
     /// Takes every record of `records`.

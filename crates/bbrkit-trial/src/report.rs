@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::definition::{ARM_NAMES, Grouping, TrialDef, Unit};
 use crate::describe::{ArmSummary, OpenSummary, arm_summary, open_summary};
-use crate::effect::{Comparison, Effect, Intervals, Mode, compare};
+use crate::effect::{Comparison, Effect, Estimand, Intervals, Mode, compare};
 use crate::guardrail::{self, Decision, GuardrailCheck};
 use crate::observe::{GroupKey, Obs, OpenObs, RecordCounts, Trial};
 use crate::srm::{self, SampleRatio};
@@ -41,6 +41,13 @@ pub struct Look {
     /// anytime interval's SE comes from the draws' interquartile range,
     /// which a few hundred resamples estimate well.
     pub resamples: Option<usize>,
+    /// The estimand fixed at an earlier look (`Report::estimand` of the
+    /// first look that had one): this look compares the same classes with
+    /// the same weights. `None`: this look's own.
+    pub estimand: Option<Estimand>,
+    /// The cohort: only connections established before this
+    /// `CLOCK_MONOTONIC` ns are compared (`None`: every connection read).
+    pub established_before_ns: Option<u64>,
 }
 
 impl Look {
@@ -52,6 +59,8 @@ impl Look {
             mode,
             duration_s: None,
             resamples: None,
+            estimand: None,
+            established_before_ns: None,
         }
     }
 }
@@ -142,15 +151,67 @@ pub struct Report {
     pub groups: Vec<GroupReport>,
     /// Guardrail decisions for the live command to apply.
     pub decisions: Vec<Decision>,
+    /// What the effect over all connections estimates (size classes and
+    /// weights), fixed at the first look that had one; groups combine the
+    /// same classes they carry information in. `null` before any.
+    pub estimand: Option<Estimand>,
+    /// The cohort compared, when the look set one
+    /// ([`Look::established_before_ns`]).
+    pub cohort: Option<Cohort>,
+    /// The minimum sample and duration before `--until-confident` may
+    /// stop on a decided verdict, and whether they are met.
+    pub stop_rule: StopRule,
+}
+
+/// The connections a look compares: those established before a time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cohort {
+    /// `CLOCK_MONOTONIC` ns: connections established before it.
+    pub established_before_ns: u64,
+    /// Closed connections of the cohort, A and B (compared).
+    pub closed: [u64; 2],
+    /// Closed connections established later, A and B (read, not compared
+    /// at this look).
+    pub later: [u64; 2],
+}
+
+/// The minimum sample and duration before a decided verdict may stop a
+/// trial ([`Report::confident`]), and whether this report has them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StopRule {
+    /// Units each arm needs in the compared classes
+    /// ([`crate::Settings::min_stop_units`]).
+    pub min_units_per_arm: u64,
+    /// Seconds the trial must have run ([`crate::Settings::min_stop_s`]).
+    pub min_duration_s: f64,
+    /// Units each arm has in the compared classes now, A and B.
+    pub units: [u64; 2],
+    /// Both are met (a report with no duration is judged on units only).
+    pub met: bool,
+}
+
+impl StopRule {
+    fn of(def: &TrialDef, overall: &GroupReport, duration_s: Option<f64>) -> StopRule {
+        let s = &def.settings;
+        let units = overall.effect.as_ref().map_or([0, 0], |e| e.units);
+        StopRule {
+            min_units_per_arm: s.min_stop_units,
+            min_duration_s: s.min_stop_s,
+            units,
+            met: units.iter().all(|&u| u >= s.min_stop_units)
+                && duration_s.is_none_or(|d| d >= s.min_stop_s),
+        }
+    }
 }
 
 impl Report {
     /// `--until-confident` may stop: the comparison over all connections is
-    /// decided and trusted. Meaningful for a report made in
+    /// decided and trusted, on at least the minimum sample and duration
+    /// (`stop_rule`). Meaningful for a report made in
     /// [`Mode::Sequential`], whose verdict comes from the anytime interval;
     /// a fixed-horizon verdict checked at every look would stop on noise.
     pub fn confident(&self) -> bool {
-        self.trusted && self.overall.verdict.is_decided()
+        self.trusted && self.overall.verdict.is_decided() && self.stop_rule.met
     }
 }
 
@@ -185,7 +246,7 @@ impl GroupInput<'_> {
 
 /// Each group's connections by arm, most connections first, each with its
 /// own bootstrap stream and its share of the sample-ratio α.
-fn group_inputs<'a>(t: &'a Trial, seed: u64) -> Vec<GroupInput<'a>> {
+fn group_inputs<'a>(t: &'a Trial, seed: u64, cut: Option<u64>) -> Vec<GroupInput<'a>> {
     let mut inputs: Vec<GroupInput> = t
         .groups
         .iter()
@@ -198,7 +259,7 @@ fn group_inputs<'a>(t: &'a Trial, seed: u64) -> Vec<GroupInput<'a>> {
             srm_alpha: 0.0,
         })
         .collect();
-    for o in &t.obs {
+    for o in t.obs.iter().filter(|o| in_cohort(o, cut)) {
         inputs[o.group as usize].obs[o.arm].push(o);
     }
     for o in &t.open {
@@ -227,11 +288,12 @@ impl Trial {
 
 pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
     let def = &t.def;
-    let inputs = group_inputs(t, look.seed);
+    let cut = look.established_before_ns;
+    let inputs = group_inputs(t, look.seed, cut);
     let all = GroupInput {
         label: "all".into(),
         key: None,
-        obs: by_arm(&t.obs),
+        obs: by_arm(&t.obs, cut),
         open: by_arm_open(&t.open),
         seed: stream(look.seed, 0),
         srm_alpha: def.settings.srm_alpha,
@@ -240,7 +302,23 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
         .resamples
         .unwrap_or(def.settings.resamples)
         .max(MIN_RESAMPLES);
-    let mut overall = group_report(def, look.mode, resamples, &all);
+    let fixed = look.estimand.as_ref().map(Estimand::frozen);
+    let mut overall = group_report(def, look.mode, resamples, &all, fixed.as_ref());
+    let estimand = fixed.or_else(|| {
+        let e = overall.effect.as_ref()?;
+        Some(Estimand::of(e, look.duration_s))
+    });
+    let cohort = cut.map(|c| Cohort {
+        established_before_ns: c,
+        closed: [0, 1].map(|a| all.obs[a].len() as u64),
+        later: [0, 1].map(|a| {
+            t.obs
+                .iter()
+                .filter(|o| o.arm == a && !in_cohort(o, cut))
+                .count() as u64
+        }),
+    });
+    let stop_rule = StopRule::of(def, &overall, look.duration_s);
     let (trusted, untrusted_because) = trust(t, overall.sample_ratio.as_ref());
     overall.trusted = trusted;
     let total = t.obs.len() + t.open.len();
@@ -256,7 +334,7 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
                     ..overall.clone()
                 }
             } else {
-                group_report(def, look.mode, resamples, g)
+                group_report(def, look.mode, resamples, g, estimand.as_ref())
             };
             (r.prefix, r.rule) = key_parts(g.key);
             r.trusted = trusted && r.trusted;
@@ -288,11 +366,23 @@ pub(crate) fn assemble(t: &Trial, look: &Look) -> Report {
         decisions: decisions(def, &overall, &groups),
         overall,
         groups,
+        estimand,
+        cohort,
+        stop_rule,
     }
 }
 
-fn by_arm(obs: &[Obs]) -> [Vec<&Obs>; 2] {
-    [0, 1].map(|a| obs.iter().filter(|o| o.arm == a).collect())
+/// `o` belongs to the cohort established before `cut` (every one without).
+fn in_cohort(o: &Obs, cut: Option<u64>) -> bool {
+    cut.is_none_or(|c| o.start_ns < c)
+}
+
+fn by_arm(obs: &[Obs], cut: Option<u64>) -> [Vec<&Obs>; 2] {
+    [0, 1].map(|a| {
+        obs.iter()
+            .filter(|o| o.arm == a && in_cohort(o, cut))
+            .collect()
+    })
 }
 
 fn by_arm_open(open: &[OpenObs]) -> [Vec<&OpenObs>; 2] {
@@ -335,7 +425,13 @@ fn trust(t: &Trial, srm: Option<&SampleRatio>) -> (bool, Vec<String>) {
     (why.is_empty(), why)
 }
 
-fn group_report(def: &TrialDef, mode: Mode, resamples: usize, g: &GroupInput) -> GroupReport {
+fn group_report(
+    def: &TrialDef,
+    mode: Mode,
+    resamples: usize,
+    g: &GroupInput,
+    fixed: Option<&Estimand>,
+) -> GroupReport {
     let arms = [0, 1].map(|i| arm_summary(ARM_NAMES[i], &def.arms[i].cc, &g.obs[i]));
     let n = g.obs[0].len() + g.obs[1].len();
     let mostly_received = if n == 0 {
@@ -361,7 +457,7 @@ fn group_report(def: &TrialDef, mode: Mode, resamples: usize, g: &GroupInput) ->
                 .into(),
         }
     } else {
-        compare(def, mode, resamples, g.seed, [&g.obs[0], &g.obs[1]])
+        compare(def, mode, resamples, g.seed, [&g.obs[0], &g.obs[1]], fixed)
     };
     let receiver_side = mostly_received > RECEIVER_SIDE_FRACTION;
     let (effect, mut verdict, reason, needed) = judge(def, comparison);

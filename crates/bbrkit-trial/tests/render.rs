@@ -17,6 +17,24 @@ fn fixture_report(mode: Mode) -> Report {
     })
 }
 
+/// The fixture with each record's arm swapped: B is the slow arm, and the
+/// goodput guardrail (one-sided: it protects A from B) trips.
+fn swapped_report(mode: Mode) -> Report {
+    let mut t = Trial::new(def(2000)).unwrap();
+    let swapped: Vec<_> = fixture()
+        .into_iter()
+        .map(|mut r| {
+            r.arm ^= 1;
+            r
+        })
+        .collect();
+    t.extend(&swapped);
+    t.report(&Look {
+        duration_s: Some(600.0),
+        ..Look::new(42, mode)
+    })
+}
+
 #[test]
 fn the_table() {
     insta::assert_snapshot!(table(&fixture_report(Mode::FixedHorizon), 10));
@@ -133,8 +151,11 @@ fn intervals_after(text: &str, line_has: &str, marker: &str) -> Vec<String> {
 #[test]
 fn a_tripped_guardrail_prints_the_effects_own_interval() {
     for mode in [Mode::FixedHorizon, Mode::Sequential] {
-        let r = fixture_report(mode);
-        assert!(!r.decisions.is_empty(), "the fixture trips a guardrail");
+        let r = swapped_report(mode);
+        assert!(
+            !r.decisions.is_empty(),
+            "the swapped fixture trips a guardrail"
+        );
         let t = table(&r, 10);
         let all = t.split("\n\n").find(|s| s.starts_with("all:")).unwrap();
         let effect = intervals_after(all, "effect B/A:", "effect B/A: ");

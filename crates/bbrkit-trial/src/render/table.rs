@@ -78,6 +78,31 @@ fn header(r: &Report) -> String {
              in the kernel: no goodput, left out of the goodput comparison"
         );
     }
+    if let Some(e) = &r.estimand {
+        let _ = writeln!(
+            s,
+            "estimand: {}",
+            estimand_line(e, r.stop_rule.min_duration_s)
+        );
+    }
+    if let Some(c) = &r.cohort {
+        let _ = writeln!(
+            s,
+            "cohort: A {} / B {} closed connections established before the cut compared; \
+             A {} / B {} established later wait for a later look",
+            c.closed[0], c.closed[1], c.later[0], c.later[1]
+        );
+    }
+    let sr = &r.stop_rule;
+    let _ = writeln!(
+        s,
+        "stop rule: a decided verdict stops --until-confident after {} units per arm and {:.0} s (now A {} / B {}: {})",
+        sr.min_units_per_arm,
+        sr.min_duration_s,
+        sr.units[0],
+        sr.units[1],
+        if sr.met { "met" } else { "not yet" }
+    );
     let _ = writeln!(s, "sample ratio: {}", srm_line(r.sample_ratio.as_ref()));
     if r.trusted {
         s += "trusted: yes\n";
@@ -85,6 +110,27 @@ fn header(r: &Report) -> String {
         let _ = writeln!(s, "trusted: NO: {}", r.untrusted_because.join("; "));
     }
     s
+}
+
+/// The size classes and weights the effect combines, and since when.
+pub(crate) fn estimand_line(e: &crate::Estimand, freeze_s: f64) -> String {
+    let classes: Vec<String> = e
+        .classes
+        .iter()
+        .zip(&e.weights)
+        .map(|(c, w)| format!("{} {}", c.label(), pct(*w)))
+        .collect();
+    let when = match (e.source, e.fixed_at_s) {
+        (crate::EstimandSource::Frozen, Some(s)) => format!("frozen at the look at {s:.0} s"),
+        (crate::EstimandSource::Frozen, None) => "frozen at an earlier look".into(),
+        (crate::EstimandSource::ThisLook, _) => format!(
+            "this report's own (a live trial freezes it at its first look after {freeze_s:.0} s)"
+        ),
+    };
+    format!(
+        "B/A over {} (size class, weight by bytes acked): {when}",
+        classes.join(", ")
+    )
 }
 
 fn srm_line(s: Option<&SampleRatio>) -> String {
