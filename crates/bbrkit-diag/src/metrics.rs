@@ -203,6 +203,23 @@ pub struct PolicyArm {
     pub cc: String,
     /// Connections that matched the rule and drew the arm.
     pub matched: u64,
+    /// ... whose algorithm the program set.
+    pub assigned: u64,
+    /// ... that kept the application's (or another program's) choice.
+    pub kept_app: u64,
+    /// ... that kept a locked route's choice.
+    pub kept_route: u64,
+    /// ... where the kernel refused the algorithm.
+    pub failed: u64,
+}
+
+/// The global counters of one attached policy's program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyStats {
+    /// The cgroup the policy governs (its id).
+    pub cgroup_id: u64,
+    /// What the program counted, summed over CPUs.
+    pub stats: bbrkit_policy::attached::Stats,
 }
 
 /// Everything an exposition is made of, read once.
@@ -226,6 +243,8 @@ pub struct Inputs {
     /// The attached policies' per-rule, per-arm counters (the family is
     /// written only when a policy is attached).
     pub policy: Vec<PolicyArm>,
+    /// The attached policies' global counters.
+    pub policy_stats: Vec<PolicyStats>,
     /// What went wrong on the way without stopping the exposition (one
     /// line each, for stderr).
     pub warnings: Vec<String>,
@@ -241,10 +260,12 @@ pub fn exposition(inputs: &Inputs) -> Result<Exposition, DiagError> {
     write_tcp_counters(&mut e, &inputs.counters)?;
     write_verify(&mut e, inputs.verify.as_ref())?;
     write_policy(&mut e, &inputs.policy)?;
+    write_policy_stats(&mut e, &inputs.policy_stats)?;
     Ok(e)
 }
 
-/// `bbrkit_policy_matches_total{cgroup_id,rule,arm,cc}`, when a policy is
+/// `bbrkit_policy_matches_total{cgroup_id,rule,arm,cc}` and
+/// `bbrkit_policy_outcomes_total{cgroup_id,rule,arm,cc,outcome}`, when a policy is
 /// attached (a host without one publishes exactly what it did before).
 fn write_policy(e: &mut Exposition, arms: &[PolicyArm]) -> Result<(), DiagError> {
     if arms.is_empty() {
@@ -270,6 +291,64 @@ fn write_policy(e: &mut Exposition, arms: &[PolicyArm]) -> Result<(), DiagError>
             ],
             a.matched as f64,
         )?;
+    }
+    e.family(
+        "bbrkit_policy_outcomes_total",
+        MetricType::Counter,
+        "What became of the connections each rule and arm matched, by outcome: assigned (the program set the algorithm), kept_app (an application's or another program's choice was kept), kept_route (a locked route's), failed (the kernel refused the algorithm), since the policy was attached.",
+    )?;
+    for a in arms {
+        let (id, rule, arm) = (
+            a.cgroup_id.to_string(),
+            a.rule.to_string(),
+            a.arm.to_string(),
+        );
+        for (outcome, n) in [
+            ("assigned", a.assigned),
+            ("kept_app", a.kept_app),
+            ("kept_route", a.kept_route),
+            ("failed", a.failed),
+        ] {
+            e.sample(
+                &[
+                    ("cgroup_id", &id),
+                    ("rule", &rule),
+                    ("arm", &arm),
+                    ("cc", &a.cc),
+                    ("outcome", outcome),
+                ],
+                n as f64,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `bbrkit_policy_events_total{cgroup_id,event}`: the program's global
+/// counters (absent without a policy).
+fn write_policy_stats(e: &mut Exposition, all: &[PolicyStats]) -> Result<(), DiagError> {
+    if all.is_empty() {
+        return Ok(());
+    }
+    e.family(
+        "bbrkit_policy_events_total",
+        MetricType::Counter,
+        "The per-connection policy program's global counters, by cgroup and event: established (connections seen), unmatched (no rule: host default), no_arm (every weight 0), no_storage (recorded rule without storage), records (written), ring_full (records lost), no_tcp_sock (closes without a tcp_sock), since the policy was attached.",
+    )?;
+    for p in all {
+        let id = p.cgroup_id.to_string();
+        let s = &p.stats;
+        for (event, n) in [
+            ("established", s.established),
+            ("unmatched", s.unmatched),
+            ("no_arm", s.no_arm),
+            ("no_storage", s.no_storage),
+            ("records", s.records),
+            ("ring_full", s.ring_full),
+            ("no_tcp_sock", s.no_tcp_sock),
+        ] {
+            e.sample(&[("cgroup_id", &id), ("event", event)], n as f64)?;
+        }
     }
     Ok(())
 }

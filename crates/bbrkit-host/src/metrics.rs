@@ -10,7 +10,9 @@
 //! fails on the way without stopping the exposition becomes a warning.
 
 use bbrkit_diag::conns::ModelSource;
-use bbrkit_diag::metrics::{BpfRegistration, HostInfo, Inputs, PolicyArm, VerifyCheck};
+use bbrkit_diag::metrics::{
+    BpfRegistration, HostInfo, Inputs, PolicyArm, PolicyStats, VerifyCheck,
+};
 use bbrkit_diag::model::BbrState;
 use bbrkit_diag::{DiagError, Filter, Socket, TcpState};
 
@@ -52,7 +54,9 @@ pub fn gather(root: &Root) -> Result<Inputs, DiagError> {
             by_bbrkit: r.by_bbrkit,
         })
         .collect();
-    inputs.policy = policy_arms(&bpf::policy_pins());
+    let pins = bpf::policy_pins();
+    inputs.policy = policy_arms(&pins);
+    inputs.policy_stats = policy_stats(&pins);
     inputs.verify = match verify::run_with(root, None, Ok(established)) {
         Ok(r) => Some((
             r.checks
@@ -86,9 +90,25 @@ fn policy_arms(pins: &[crate::live::PolicyPin]) -> Vec<PolicyArm> {
                 arm: a.arm,
                 cc: a.cc.clone(),
                 matched: a.matched,
+                assigned: a.assigned,
+                kept_app: a.kept_app,
+                kept_route: a.kept_route,
+                failed: a.failed,
             })
         })
         .collect()
+}
+
+/// The global counters of every attached policy.
+fn policy_stats(pins: &[crate::change::policy::PolicyPin]) -> Vec<PolicyStats> {
+    let live = pins.iter().filter_map(|p| p.live.as_ref().ok());
+    live.filter_map(|l| {
+        Some(PolicyStats {
+            cgroup_id: l.cgroup_id,
+            stats: l.counters.as_ref().ok()?.stats.clone(),
+        })
+    })
+    .collect()
 }
 
 /// The model of each BPF socket (`bbr3`) from the one telemetry join; a

@@ -12,6 +12,9 @@
 //! unit = "client"
 //! ```
 //!
+//! The top level holds the rules and an optional `salt = "..."`, which
+//! keys the split draws instead of the content ([`crate::salt`]).
+//!
 //! Keys of a rule: `name`, `remote`, `local_port`, `remote_port`, `cc` or
 //! `split`, `unit` (with `split`), `record`. Every value is read here with
 //! its own message (the rule, the key and the value at fault); the checks
@@ -39,12 +42,13 @@ struct RawRule {
     record: Option<Value>,
 }
 
-/// The top level: only `rule`.
+/// The top level: `rule` and the optional `salt`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPolicy {
     #[serde(default)]
     rule: Vec<toml::Spanned<toml::Table>>,
+    salt: Option<Value>,
 }
 
 type Read<T> = Result<T, (At, Problem)>;
@@ -76,6 +80,17 @@ pub fn parse(origin: &str, text: &str) -> Result<Policy, PolicyError> {
                 .map(|&l| l as u32);
         e
     };
+    let salt = match raw.salt {
+        None => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(_) => {
+            let at = At {
+                key: Some("salt".into()),
+                ..At::default()
+            };
+            return Err(err(at, Problem::Type("a non-empty string")));
+        }
+    };
     let rules = raw
         .rule
         .into_iter()
@@ -83,7 +98,7 @@ pub fn parse(origin: &str, text: &str) -> Result<Policy, PolicyError> {
         .map(|(i, t)| read_rule(i, t.into_inner()).map_err(|(at, p)| at_line(err(at, p))))
         .collect::<Result<Vec<_>, _>>()?;
     Policy::new(origin, rules)
-        .map(|p| p.with_lines(lines.clone()))
+        .map(|p| p.with_lines(lines.clone()).with_salt(salt))
         .map_err(at_line)
 }
 

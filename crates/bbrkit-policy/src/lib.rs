@@ -10,6 +10,8 @@
 //!   and [`Compiled::decide`], what the program does with a connection.
 //! - [`draw`]: how a split draws an arm, the same arithmetic as the program.
 //! - [`render`]: the compiled rules as text for `--dry-run`.
+//! - [`salt`](mod@salt): the salt of the draws, explicit or from the
+//!   split-relevant content, so an edit that keeps the split keeps every draw.
 //! - [`shadow`]: rules an earlier rule covers, which can never match.
 //! - [`attached`]: where an attached program is pinned, a cgroup's
 //!   sock_ops programs and the program's counters, as plain values.
@@ -33,6 +35,7 @@ pub mod file;
 pub mod record;
 pub mod render;
 pub mod rule;
+pub mod salt;
 pub mod shadow;
 
 pub use compile::{Compiled, Decision, RuleEntry, TrieEntry};
@@ -40,4 +43,5 @@ pub use error::{At, PolicyError, Problem};
 pub use file::{parse, parse_port_range, parse_prefix};
 pub use record::{ConnRecord, Direction};
 pub use rule::{Action, Arm, Policy, PortRange, Rule, Unit};
+pub use salt::salt;
 pub use shadow::Shadowed;

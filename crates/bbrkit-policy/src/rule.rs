@@ -207,11 +207,15 @@ pub struct Policy {
     /// code). Not part of what the policy means: equality ignores it.
     #[serde(skip)]
     lines: Vec<usize>,
+    /// The explicit salt of the draws (top-level `salt = "..."`); `None`:
+    /// the salt is the hash of the split-relevant content ([`crate::salt`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    salt: Option<String>,
 }
 
 impl PartialEq for Policy {
     fn eq(&self, other: &Policy) -> bool {
-        self.rules == other.rules
+        self.rules == other.rules && self.salt == other.salt
     }
 }
 
@@ -250,6 +254,7 @@ impl Policy {
         Ok(Policy {
             rules,
             lines: Vec::new(),
+            salt: None,
         })
     }
 
@@ -257,6 +262,17 @@ impl Policy {
     pub fn with_lines(mut self, lines: Vec<usize>) -> Policy {
         self.lines = lines;
         self
+    }
+
+    /// The same policy with an explicit salt (`None`: derived from its content).
+    pub fn with_salt(mut self, salt: Option<String>) -> Policy {
+        self.salt = salt;
+        self
+    }
+
+    /// The explicit salt, if the file wrote one.
+    pub fn salt(&self) -> Option<&str> {
+        self.salt.as_deref()
     }
 
     /// The line of the file rule `index` (0-based) starts on, if read from one.

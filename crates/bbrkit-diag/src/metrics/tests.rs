@@ -211,6 +211,10 @@ fn policy_matches_by_rule_and_arm_only_when_attached() {
         arm,
         cc: cc.into(),
         matched,
+        assigned: matched.saturating_sub(3),
+        kept_app: matched.min(2),
+        kept_route: 0,
+        failed: matched.min(1),
     };
     let t = text(&Inputs {
         policy: vec![
@@ -218,8 +222,32 @@ fn policy_matches_by_rule_and_arm_only_when_attached() {
             arm(2, 0, "cubic", 4),
             arm(2, 1, "bbr3", 0),
         ],
+        policy_stats: vec![PolicyStats {
+            cgroup_id: 842,
+            stats: bbrkit_policy::attached::Stats {
+                established: 20,
+                unmatched: 4,
+                ring_full: 1,
+                ..Default::default()
+            },
+        }],
         ..Inputs::default()
     });
+    for line in [
+        "# TYPE bbrkit_policy_outcomes_total counter\n",
+        "bbrkit_policy_outcomes_total{cgroup_id=\"842\",rule=\"1\",arm=\"0\",cc=\"bbr3\",outcome=\"assigned\"} 9\n",
+        "bbrkit_policy_outcomes_total{cgroup_id=\"842\",rule=\"1\",arm=\"0\",cc=\"bbr3\",outcome=\"kept_app\"} 2\n",
+        "bbrkit_policy_outcomes_total{cgroup_id=\"842\",rule=\"1\",arm=\"0\",cc=\"bbr3\",outcome=\"kept_route\"} 0\n",
+        "bbrkit_policy_outcomes_total{cgroup_id=\"842\",rule=\"2\",arm=\"0\",cc=\"cubic\",outcome=\"failed\"} 1\n",
+        "bbrkit_policy_outcomes_total{cgroup_id=\"842\",rule=\"2\",arm=\"1\",cc=\"bbr3\",outcome=\"failed\"} 0\n",
+        "# TYPE bbrkit_policy_events_total counter\n",
+        "bbrkit_policy_events_total{cgroup_id=\"842\",event=\"established\"} 20\n",
+        "bbrkit_policy_events_total{cgroup_id=\"842\",event=\"unmatched\"} 4\n",
+        "bbrkit_policy_events_total{cgroup_id=\"842\",event=\"ring_full\"} 1\n",
+        "bbrkit_policy_events_total{cgroup_id=\"842\",event=\"no_arm\"} 0\n",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
     for line in [
         "# TYPE bbrkit_policy_matches_total counter\n",
         "bbrkit_policy_matches_total{cgroup_id=\"842\",rule=\"1\",arm=\"0\",cc=\"bbr3\"} 12\n",

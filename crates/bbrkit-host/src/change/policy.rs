@@ -27,8 +27,10 @@
 //! every pin bbrkit makes is already named by the image: a kill at any
 //! point leaves the old policy, or the new one, or both (the next `enable`
 //! or `rollback` detaches the extra one) — never a pin the image does not
-//! know. The salt of the splits is the first 8 bytes of the file's SHA-256,
-//! so the boot unit's re-attachment draws exactly as before.
+//! know. The salt of the splits is the policy's explicit `salt` or a hash of
+//! its split-relevant content (`bbrkit_policy::salt`), so the boot unit's
+//! re-attachment draws exactly as before, and so does an edit that keeps
+//! the split.
 //!
 //! Never attaches to a cgroup it was not given (the default is the cgroup2
 //! mount's root), never touches a pin directory the image does not name.
@@ -37,7 +39,6 @@ use std::path::{Path, PathBuf};
 
 use bbrkit_policy::{Compiled, Policy};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::Change;
 use super::boot_unit::{self, UnitFile};
@@ -124,10 +125,11 @@ pub struct Attach {
     pub compiled: Compiled,
 }
 
-/// The salt of a policy's draws: the first 8 bytes of its SHA-256.
-pub fn salt(text: &[u8]) -> u64 {
-    let d = Sha256::digest(text);
-    u64::from_be_bytes(d[..8].try_into().unwrap_or([0; 8]))
+/// The salt of a policy's draws: its explicit `salt`, or the hash of its
+/// split-relevant content, so an edit that keeps the split (a comment, a
+/// name) keeps every draw (`bbrkit_policy::salt`).
+pub fn salt(policy: &Policy) -> u64 {
+    bbrkit_policy::salt(policy)
 }
 
 /// Parses and compiles a policy file's bytes.
@@ -136,7 +138,7 @@ pub fn compile(origin: &str, bytes: &[u8]) -> Result<(Policy, Compiled), HostErr
         reason: format!("{origin}: not UTF-8 text ({e})"),
     })?;
     let policy = bbrkit_policy::parse(origin, text).map_err(HostError::Policy)?;
-    let compiled = Compiled::new(&policy, salt(bytes));
+    let compiled = Compiled::new(&policy, salt(&policy));
     Ok((policy, compiled))
 }
 

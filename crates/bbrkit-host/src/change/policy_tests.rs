@@ -290,7 +290,7 @@ fn verify_counts_connections_that_agree_with_the_decision() {
 }
 
 #[test]
-fn the_copy_is_named_by_the_cgroup_and_the_salt_by_the_file() {
+fn the_copy_is_named_by_the_cgroup_and_the_salt_by_the_split() {
     let root = Root::new(Path::new("/")).unwrap();
     let m = Some(Path::new("/sys/fs/cgroup/unified"));
     assert_eq!(
@@ -305,8 +305,19 @@ fn the_copy_is_named_by_the_cgroup_and_the_salt_by_the_file() {
         ),
         Path::new("/var/lib/bbrkit/policy/system.slice-web.service.toml")
     );
-    assert_eq!(salt(b"a"), salt(b"a"));
-    assert_ne!(salt(b"a"), salt(b"b"));
+    let split = "[[rule]]\nsplit = { cubic = 50, bbr = 50 }\nunit = \"client\"\n";
+    let (_, a) = compile("p", split.as_bytes()).unwrap();
+    let (_, commented) = compile("p", format!("# a note\n{split}").as_bytes()).unwrap();
+    let (_, reweighed) = compile("p", split.replace("= 50, bbr", "= 60, bbr").as_bytes()).unwrap();
+    let (p, explicit) = compile("p", format!("salt = \"s\"\n{split}").as_bytes()).unwrap();
+    assert_eq!(a.salt, commented.salt, "a comment keeps the draws");
+    assert_eq!(
+        a, commented,
+        "and the maps: the edit replaces nothing in them"
+    );
+    assert_ne!(a.salt, reweighed.salt);
+    assert_ne!(a.salt, explicit.salt);
+    assert_eq!(explicit.salt, salt(&p));
 }
 
 /// Gap 1 of issue 19: on a systemd host `enable --policy` writes and
