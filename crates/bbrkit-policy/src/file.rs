@@ -13,7 +13,7 @@
 //! ```
 //!
 //! The top level holds the rules and an optional `salt = "..."`, which
-//! keys the split draws instead of the content ([`crate::salt`]).
+//! keys the split draws instead of the content ([`crate::salt()`]).
 //!
 //! Keys of a rule: `name`, `remote`, `local_port`, `remote_port`, `cc` or
 //! `split`, `unit` (with `split`), `record`. Every value is read here with

@@ -6,7 +6,7 @@
 //! in the client namespace; the run ends when the client exits, or at
 //! `--duration` (the client is then stopped and the run says so). Both run
 //! through `sh -c` with the path's addresses in `BBRKIT_SERVER_ADDR` and
-//! `BBRKIT_CLIENT_ADDR` (see [`env`]), each as process 1 of its own PID
+//! `BBRKIT_CLIENT_ADDR` (see [`env()`]), each as process 1 of its own PID
 //! namespace ([`exec`]), so ending it ends everything it started.
 //!
 //! Per run the report keeps the client's exit code and the tail of its
