@@ -33,10 +33,14 @@ RULE_PHASES = {
     "BbrkitMetricsStale": "stale",
     "BbrkitTrialGuardrailTripped": "post",
     "BbrkitTrialSampleRatioMismatch": "post",
+    "BbrkitPolicyFailures": "post",
 }
 # metric -> who adds it; expressions using it are checked once it exists.
 PENDING = {
     "bbrkit_bpf_registered": "the bbr3 loader (issue 11)",
+    # prometheus.sh attaches no policy, so the series is absent here; the
+    # rule's firing and clearing are promtool's (contrib/prometheus/tests.yml)
+    "bbrkit_policy_outcomes_total": "a policy attached on the scraped host (issue 33)",
 }
 # `bbrkit trial --textfile` (issue 23): rendered by bbrkit-trial, written by
 # the live command once it exists.
