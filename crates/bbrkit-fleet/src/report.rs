@@ -313,7 +313,7 @@ fn group(
     }
     let hosts: Vec<&Host> = pooled.iter().map(|p| p.1).collect();
     let (split_ok, sample_ratio) = pooled_srm(&hosts, &pooled, name, alpha);
-    let trusted = split_ok && !sample_ratio.as_ref().is_some_and(|s| s.mismatch);
+    let trusted = split_ok && !sample_ratio.as_ref().is_some_and(|s| s.test.mismatch);
     let effect = pool.as_ref().map(|p| Effect {
         ratio: p.mu.exp(),
         ci_low: p.ci.0.exp(),
@@ -376,7 +376,7 @@ fn pooled_srm(
         });
         (plural(&unit), sum)
     };
-    let check = srm::check(&counted, observed, weights, alpha, hosts.len());
+    let check = srm::check(counted, observed, weights, alpha, hosts.len());
     (true, check)
 }
 
@@ -487,7 +487,7 @@ mod tests {
         assert_eq!(r.groups.len(), 1);
         let sr = r.overall.sample_ratio.as_ref().unwrap();
         assert_eq!(
-            (sr.counted.as_str(), sr.observed),
+            (sr.test.counted.as_ref(), sr.test.observed),
             ("connections drawn", [2000, 2000])
         );
         let old = r
@@ -521,7 +521,7 @@ mod tests {
             })
             .collect();
         let r = analyse(&fleet(hosts), &Settings::default());
-        assert!(!r.overall.trusted && r.overall.sample_ratio.as_ref().unwrap().mismatch);
+        assert!(!r.overall.trusted && r.overall.sample_ratio.as_ref().unwrap().test.mismatch);
         let mut hosts: Vec<Host> = (0..3).map(|i| host(&format!("h{i}"), 0.3, 0.05)).collect();
         hosts[2].weights = Some([90.0, 10.0]);
         let r = analyse(&fleet(hosts), &Settings::default());

@@ -101,9 +101,15 @@ pub fn pin_path(cc: &str) -> PathBuf {
     pin::path(cc)
 }
 
-/// The SHA-256 (lowercase hex) of the bbr3 object this build carries.
-pub fn object_sha256() -> Option<&'static str> {
-    Some(bbrkit_bpf::bbr3::OBJECT_SHA256)
+/// The file names and SHA-256s (lowercase hex) of the bbr3 objects this
+/// build carries: the 4-argument `bbr3.bpf.o` (Linux >= 6.10) and the
+/// 2-argument `bbr3-cc2.bpf.o` (6.0-6.9), in that order.
+pub fn object_sha256() -> Vec<(&'static str, &'static str)> {
+    use bbrkit_bpf::bbr3::Variant;
+    [Variant::Cc4, Variant::Cc2]
+        .into_iter()
+        .map(|v| (v.file(), v.sha256()))
+        .collect()
 }
 
 /// The congestion controls bbrkit's BPF object offers (`bbr3`, `bbr2`).

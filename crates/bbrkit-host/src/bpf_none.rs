@@ -49,8 +49,8 @@ impl ModelSource for Telemetry {
 }
 
 /// None: this build carries no BPF object.
-pub fn object_sha256() -> Option<&'static str> {
-    None
+pub fn object_sha256() -> Vec<(&'static str, &'static str)> {
+    Vec::new()
 }
 
 /// The congestion controls a build with BPF support would offer.

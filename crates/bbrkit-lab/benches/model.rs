@@ -18,6 +18,7 @@ fn bench(c: &mut Criterion) {
                 loss: 0.02,
                 rate_bps: None,
                 buffer_bytes: None,
+                ecn_threshold_bytes: None,
             },
         ),
         (
@@ -28,6 +29,7 @@ fn bench(c: &mut Criterion) {
                 loss: 0.02,
                 rate_bps: Some(1_000_000_000),
                 buffer_bytes: Some(1_250_000),
+                ecn_threshold_bytes: None,
             },
         ),
     ] {

@@ -290,6 +290,7 @@ fn run_grid(a: &Args) {
             seed: LAB_SEED + ((i as u64) << 40),
             mtu: 1500,
             retries: 1,
+            ecn_threshold: None,
         };
         // bbr3 registered for this condition only, under the lab lock: the
         // name is global, so other users of the machine see it only then.
@@ -599,7 +600,7 @@ fn run_target(a: &Args) {
     let started = utc_now();
     let ccs = bbrkit_lab::bpf_cc::register_missing(&["bbr3".into()]).expect("register bbr3");
     let topo = Topology::build("bbrkb3t", 1500, false).expect("topology");
-    let link = plan::link_params(&Condition::new(Duration::ZERO, 0.0), 1500);
+    let link = plan::link_params(&Condition::new(Duration::ZERO, 0.0), 1500, None);
     let mut rows: Vec<TargetRun> = Vec::new();
     for run in 0..runs {
         for cc in ["bbr", "bbr3"] {

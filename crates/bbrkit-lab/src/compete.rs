@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
-use crate::plan::{Plan, link_params};
+use crate::plan::Plan;
 use crate::probe::ProbeResult;
 use crate::report::{kernel_release, median};
 use crate::session::{Event, Measured, Outcome, Session, run_seed};
@@ -198,7 +198,7 @@ pub fn run(
     let (mut runs, mut conditions) = (Vec::new(), Vec::new());
     for (ci, cond) in plan.conditions.iter().enumerate() {
         let ckind = condition_emulator(plan.emulator, kind, cond);
-        let link = link_params(cond, plan.mtu);
+        let link = plan.link(cond);
         let probe = s.probe(ckind, link)?;
         let base_ms = (probe.received > 0).then_some(probe.rtt_min_ms);
         let mut mine = Vec::new();
@@ -231,7 +231,7 @@ pub fn run(
         runs.extend(mine);
     }
     let first = plan.conditions[0];
-    let first_link = link_params(&first, plan.mtu);
+    let first_link = plan.link(&first);
     Ok(CompeteReport {
         mode: "compete",
         kernel: kernel_release(),
@@ -470,6 +470,7 @@ mod tests {
             seed: 1,
             mtu: 1500,
             retries: 0,
+            ecn_threshold: None,
         }
     }
 

@@ -67,6 +67,7 @@ pub enum Report {
 
 /// Checks everything that can be checked before anything is built.
 pub fn check(exp: &Experiment) -> Result<()> {
+    crate::plan::check_ecn(&exp.plan)?;
     if let Mode::Workload(w) = &exp.mode {
         crate::workload::validate(w)?;
     }
@@ -98,7 +99,10 @@ pub fn run(
         let note = format!("namespaces: {}", names.join(", "));
         on_event(Event::Note(&note));
     }
-    let kind = plan.emulator.resolve(&topo)?;
+    if plan.ecn_threshold.is_some() {
+        topo.negotiate_ecn()?;
+    }
+    let kind = crate::plan::requested_emulator(plan).resolve(&topo)?;
     let mut report = run_mode(exp, &topo, kind, cancel, on_event)?;
     drop(topo);
     let held = ccs.algorithms.clone();

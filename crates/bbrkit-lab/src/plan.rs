@@ -40,6 +40,9 @@ pub struct Plan {
     pub mtu: u32,
     /// How often a spoiled run is repeated.
     pub retries: usize,
+    /// CE-mark data frames arriving while more than this waits at the
+    /// bottleneck (`--ecn-threshold`; the namespaces then negotiate ECN).
+    pub ecn_threshold: Option<BufferSize>,
 }
 
 /// The algorithm name of `--cc host`: no `TCP_CONGESTION` on any socket.
@@ -112,20 +115,70 @@ pub fn seed_conditions() -> Vec<PathConditions> {
     vec![c(0, 0.0), c(10, 0.02), c(10, 0.05)]
 }
 
-/// The emulator parameters of `cond` for links of `mtu` bytes: its RTT is
-/// the data direction's one-way delay, and a buffer smaller than 10 frames
-/// is raised to 10 frames.
-pub fn link_params(cond: &PathConditions, mtu: u32) -> LinkParams {
+/// The emulator parameters of `cond` for links of `mtu` bytes and an ECN
+/// threshold `ecn`: its RTT is the data direction's one-way delay, a buffer
+/// smaller than 10 frames is raised to 10 frames, and the threshold (like
+/// the buffer, in frames of `mtu` + 14 bytes or of the BDP) exists only
+/// with a rate.
+pub fn link_params(cond: &PathConditions, mtu: u32, ecn: Option<BufferSize>) -> LinkParams {
     let frame = u64::from(mtu) + 14;
-    let buffer_bytes = cond
-        .bdp_bytes()
-        .map(|bdp| cond.buffer.bytes(bdp, frame).max(10 * frame));
+    let bdp = cond.bdp_bytes();
     LinkParams {
         delay: cond.rtt,
         jitter: cond.jitter,
         loss: cond.loss,
         rate_bps: cond.rate_bps,
-        buffer_bytes,
+        buffer_bytes: bdp.map(|bdp| cond.buffer.bytes(bdp, frame).max(10 * frame)),
+        ecn_threshold_bytes: bdp.zip(ecn).map(|(bdp, k)| k.bytes(bdp, frame)),
+    }
+}
+
+impl Plan {
+    /// The emulator parameters of `cond` in this plan ([`link_params`]).
+    pub fn link(&self, cond: &PathConditions) -> LinkParams {
+        link_params(cond, self.mtu, self.ecn_threshold)
+    }
+}
+
+/// Checks `--ecn-threshold` against the plan: the mark is taken at the
+/// bottleneck queue, so every condition needs a rate, and only the
+/// userspace emulator marks (netem has no threshold marking; the split
+/// emulator's tbf has none either).
+pub fn check_ecn(plan: &Plan) -> Result<()> {
+    if plan.ecn_threshold.is_none() {
+        return Ok(());
+    }
+    if let Some(c) = plan.conditions.iter().find(|c| c.rate_bps.is_none()) {
+        return Err(LabError::Invalid(format!(
+            "--ecn-threshold marks at the bottleneck queue: condition '{}' has no --rate",
+            c.label()
+        )));
+    }
+    match plan.emulator {
+        EmulatorKind::Auto | EmulatorKind::Userspace => Ok(()),
+        other => Err(LabError::Invalid(format!(
+            "--ecn-threshold: the {} emulator cannot CE-mark (use --emulator userspace or auto)",
+            serde_plain(other)
+        ))),
+    }
+}
+
+/// The emulator's name as `--emulator` spells it.
+fn serde_plain(kind: EmulatorKind) -> &'static str {
+    match kind {
+        EmulatorKind::Auto => "auto",
+        EmulatorKind::Netem => "netem",
+        EmulatorKind::Split => "split",
+        EmulatorKind::Userspace => "userspace",
+    }
+}
+
+/// The emulator `auto` means for this plan before the kernel is asked:
+/// ECN needs the userspace one, whatever the kernel offers.
+pub fn requested_emulator(plan: &Plan) -> EmulatorKind {
+    match (plan.emulator, plan.ecn_threshold) {
+        (EmulatorKind::Auto, Some(_)) => EmulatorKind::Userspace,
+        (kind, _) => kind,
     }
 }
 
@@ -180,23 +233,36 @@ mod tests {
     }
 
     #[test]
+    fn ecn_threshold_resolves_like_the_buffer_and_needs_a_rate() {
+        let mut c = seed_conditions()[1];
+        c.rate_bps = Some(100_000_000);
+        let k = |c: &PathConditions, t| link_params(c, 1500, Some(t)).ecn_threshold_bytes;
+        assert_eq!(k(&c, BufferSize::Packets(20)), Some(20 * 1514));
+        assert_eq!(k(&c, BufferSize::Bdp(0.2)), Some(25_000));
+        assert_eq!(k(&c, BufferSize::Bytes(30_000)), Some(30_000));
+        assert_eq!(link_params(&c, 1500, None).ecn_threshold_bytes, None);
+        c.rate_bps = None;
+        assert_eq!(k(&c, BufferSize::Packets(20)), None);
+    }
+
+    #[test]
     fn buffer_resolves_to_bytes() {
         let mut c = seed_conditions()[1];
         c.rate_bps = Some(100_000_000);
         c.buffer = BufferSize::Bdp(1.0);
         // 100 Mbit/s × 10 ms = 125 000 bytes.
-        assert_eq!(link_params(&c, 1500).buffer_bytes, Some(125_000));
+        assert_eq!(link_params(&c, 1500, None).buffer_bytes, Some(125_000));
         c.buffer = BufferSize::Packets(100);
-        assert_eq!(link_params(&c, 1500).buffer_bytes, Some(151_400));
+        assert_eq!(link_params(&c, 1500, None).buffer_bytes, Some(151_400));
         c.buffer = BufferSize::Bytes(1);
         assert_eq!(
-            link_params(&c, 1500).buffer_bytes,
+            link_params(&c, 1500, None).buffer_bytes,
             Some(15_140),
             "at least 10 frames"
         );
         c.rate_bps = None;
-        assert_eq!(link_params(&c, 1500).buffer_bytes, None);
-        assert_eq!(link_params(&c, 1500).delay, Duration::from_millis(10));
+        assert_eq!(link_params(&c, 1500, None).buffer_bytes, None);
+        assert_eq!(link_params(&c, 1500, None).delay, Duration::from_millis(10));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use bbrkit_vocab::PathConditions;
 use crate::emulator::model::LinkParams;
 use crate::emulator::{Emulator, EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
-use crate::plan::{Plan, link_params};
+use crate::plan::Plan;
 use crate::probe::{ProbeResult, probe};
 use crate::report::{CcResult, ConditionResult, LabReport, RunResult, kernel_release, summarise};
 use crate::tester::{TestSpec, run_test};
@@ -252,7 +252,7 @@ fn alone(
     kind: EmulatorKind,
 ) -> Result<ConditionResult> {
     let plan = s.plan;
-    let link = link_params(cond, plan.mtu);
+    let link = plan.link(cond);
     let label = cond.label();
     let probe_result = Some(s.probe(kind, link)?);
     let mut results: Vec<CcResult> = plan

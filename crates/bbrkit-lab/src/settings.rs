@@ -35,6 +35,8 @@ pub struct Settings<'a> {
     pub rate: Option<&'a str>,
     /// Drop-tail buffer of every condition.
     pub buffer: &'a str,
+    /// CE-mark threshold of every condition's bottleneck queue.
+    pub ecn_threshold: Option<&'a str>,
     /// Runs per condition and algorithm.
     pub runs: usize,
     /// Sending time per run.
@@ -108,6 +110,11 @@ impl Settings<'_> {
             seed: self.seed,
             mtu: self.mtu,
             retries: self.retries,
+            ecn_threshold: self
+                .ecn_threshold
+                .map(parse_size)
+                .transpose()
+                .map_err(|e| LabError::Invalid(format!("--ecn-threshold: {}", e.0)))?,
         };
         let mode = match (self.workload, self.commands) {
             (Some(_), Some(_)) => {
@@ -146,6 +153,7 @@ mod tests {
             jitter: None,
             rate: None,
             buffer: "1bdp",
+            ecn_threshold: None,
             runs: 3,
             duration: "6s",
             parallel: 1,

@@ -135,6 +135,17 @@ impl Topology {
         })
     }
 
+    /// Makes the client and server namespaces request ECN on the
+    /// connections they open and accept it on those they accept
+    /// (`tcp_ecn=1`; the kernel's default 2 only accepts), for
+    /// `--ecn-threshold`. Per namespace, so the host's setting is untouched.
+    pub fn negotiate_ecn(&self) -> Result<()> {
+        for ns in [&self.client, &self.server] {
+            ns.run(|| ns.write_sysctl("net/ipv4/tcp_ecn", "1"))?;
+        }
+        Ok(())
+    }
+
     /// The `/run/netns` names of the three namespaces, if they were named.
     pub fn names(&self) -> Vec<String> {
         [&self.client, &self.router, &self.server]

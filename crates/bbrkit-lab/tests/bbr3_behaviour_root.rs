@@ -88,6 +88,7 @@ fn lab_once(prefix: &str, cond: PathConditions, ccs: &[&str], seconds: u64) -> L
         seed: 11,
         mtu: 1500,
         retries: 2,
+        ecn_threshold: None,
     };
     plan::validate(&plan).expect("plan");
     let topo = Topology::build(prefix, 1500, false).expect("topology");

@@ -74,6 +74,7 @@ fn link() -> LinkParams {
         loss: 0.0,
         rate_bps: Some(100_000_000),
         buffer_bytes: Some(125_000),
+        ecn_threshold_bytes: None,
     }
 }
 

@@ -543,6 +543,7 @@ fn bbr_vs_cubic(kind: EmulatorKind) {
         mtu: 1500,
         // The runner repeats a run the emulator marks spoiled by a CPU stall.
         retries: 1,
+        ecn_threshold: None,
     };
     plan::validate(&plan).expect("kernel has cubic and bbr");
     with_retries(&format!("bbr vs cubic ({kind:?})"), || {

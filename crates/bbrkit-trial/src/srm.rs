@@ -20,14 +20,17 @@
 //! accurate for the counts a trial has (every expected count ≥ 5 is
 //! required, else no check is made).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// The result of one sample-ratio check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SampleRatio {
-    /// What was counted: `connections`, `clients`, `prefixes`.
-    pub counted: &'static str,
+    /// What was counted: `connections`, `clients`, `prefixes` (a fleet's
+    /// pooled check: `connections drawn`).
+    pub counted: Cow<'static, str>,
     /// Units of A and B.
     pub observed: [u64; 2],
     /// What the split expects for the same total.
@@ -49,7 +52,7 @@ const MIN_EXPECTED: f64 = 5.0;
 /// Checks `observed` units against the split `shares` (summing to 1) at
 /// level `alpha`. `None` while an expected count is below 5.
 pub fn check(
-    counted: &'static str,
+    counted: impl Into<Cow<'static, str>>,
     observed: [u64; 2],
     shares: [f64; 2],
     alpha: f64,
@@ -66,7 +69,7 @@ pub fn check(
         .sum();
     let p_value = ChiSquared::new(1.0).map_or(f64::NAN, |d| d.sf(chi_square));
     Some(SampleRatio {
-        counted,
+        counted: counted.into(),
         observed,
         expected,
         chi_square,

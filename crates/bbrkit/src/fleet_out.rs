@@ -81,12 +81,16 @@ pub fn table(r: &FleetReport) -> String {
             let _ = writeln!(
                 out,
                 "  sample ratio: {} {} / {} over {} host(s), p = {:.3}{}",
-                s.counted,
-                s.observed[0],
-                s.observed[1],
+                s.test.counted,
+                s.test.observed[0],
+                s.test.observed[1],
                 s.hosts,
-                s.p_value,
-                if s.mismatch { " < alpha: MISMATCH" } else { "" }
+                s.test.p_value,
+                if s.test.mismatch {
+                    " < alpha: MISMATCH"
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(

@@ -76,14 +76,20 @@ enum Command {
 }
 
 /// `bbrkit --version`: the package version and which BPF code the binary
-/// carries (the first 12 hex digits of the embedded bbr3 object's SHA-256,
-/// as `sha256sum crates/bbrkit-bpf/bpf/bbr3.bpf.o` prints it), or that it
-/// was built without BPF support (cargo feature `bpf`).
+/// carries (per embedded object, the first 12 hex digits of its SHA-256, as
+/// `sha256sum crates/bbrkit-bpf/bpf/*.bpf.o` prints them), or that it was
+/// built without BPF support (cargo feature `bpf`).
 fn version() -> &'static str {
     static VERSION: LazyLock<String> = LazyLock::new(|| {
-        let bpf = match bbrkit_host::bpf::object_sha256() {
-            Some(object) => format!("bbr3 object sha256:{}", &object[..12]),
-            None => "without BPF support: no bbr3".to_string(),
+        let objects = bbrkit_host::bpf::object_sha256();
+        let bpf = if objects.is_empty() {
+            "without BPF support: no bbr3".to_string()
+        } else {
+            let each: Vec<String> = objects
+                .iter()
+                .map(|(file, sha)| format!("{file} sha256:{}", &sha[..12]))
+                .collect();
+            each.join(", ")
         };
         format!("{} ({bpf})", env!("CARGO_PKG_VERSION"))
     });

@@ -181,6 +181,7 @@ fn conns_shows_bbr3_on_a_real_lab_connection_without_an_lru_map() {
         loss: 0.0,
         rate_bps: Some(100_000_000),
         buffer_bytes: Some(125_000),
+        ecn_threshold_bytes: None,
     };
     let emu = Emulator::start(&topo, link, 1).expect("emulator");
     let spec = TestSpec::uniform("bbr3", 1, CcOn::Sender, Duration::from_secs(3));

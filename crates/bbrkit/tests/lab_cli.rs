@@ -1244,3 +1244,33 @@ fn bare_rates_sizes_and_large_fractions_are_refused() {
         assert!(e.contains(hint), "{args:?}: {e}");
     }
 }
+
+/// `--ecn-threshold` on the kernel: both namespaces negotiate ECN, the
+/// emulator CE-marks CUBIC's data once more than 20 packets wait, and CUBIC
+/// (RFC 3168: halve on ECE) backs off long before its 100-packet buffer
+/// fills; the same path without the threshold is loss-driven and overflows.
+/// Counts, not times: a stalled emulator changes neither verdict.
+#[test]
+#[ignore = "needs root"]
+fn ecn_threshold_marks_and_cubic_backs_off_before_the_buffer_fills() {
+    let _g = serial();
+    let run = |ecn: &[&str]| -> serde_json::Value {
+        let o = bbrkit()
+            .args(["lab", "--json", "--cc", "cubic", "--runs", "1"])
+            .args(["--duration", "3s", "--delay", "2ms", "--rate", "40mbit"])
+            .args(["--buffer", "100pkt"])
+            .args(ecn)
+            .output()
+            .expect("run");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["conditions"][0]["results"][0]["runs"][0]["emulator"]["data"].clone()
+    };
+    let marked = run(&["--ecn-threshold", "20pkt"]);
+    let ecn = &marked["ecn"];
+    assert!(ecn["ce_marked"].as_u64().unwrap() > 0, "{marked}");
+    assert_eq!(marked["buffer_drops"], 0, "{marked}");
+    let plain = run(&[]);
+    assert!(plain.get("ecn").is_none(), "{plain}");
+    assert!(plain["buffer_drops"].as_u64().unwrap() > 0, "{plain}");
+}

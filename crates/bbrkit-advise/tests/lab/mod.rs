@@ -54,8 +54,8 @@ pub fn with_traffic<T: Send>(
         EmulatorKind::Auto.resolve(&topo).expect("emulator kind"),
         cond,
     );
-    let emu =
-        Emulator::start_kind(&topo, kind, link_params(cond, topo.mtu), seed).expect("emulator");
+    let emu = Emulator::start_kind(&topo, kind, link_params(cond, topo.mtu, None), seed)
+        .expect("emulator");
     let spec = TestSpec {
         sample_every: Duration::from_millis(100),
         keep_off_cpu: emu.forwarder_cpu(),

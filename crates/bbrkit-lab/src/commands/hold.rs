@@ -22,7 +22,7 @@ use super::{Commands, cc, env, open_cgroup, start_server, validate};
 use crate::emulator::{Emulator, EmulatorKind};
 use crate::error::Result;
 use crate::netns::Netns;
-use crate::plan::{Plan, link_params};
+use crate::plan::Plan;
 use crate::session::Event;
 use crate::topology::Topology;
 use crate::verdict::condition_emulator;
@@ -83,7 +83,7 @@ pub fn hold(
     let lab_cg = open_cgroup(c, on_event)?;
     let cg = &lab_cg.cg;
     let cc_guard = cc::apply(topo, &cg.path, plan.cc_on, cc)?;
-    let emu = Emulator::start_kind(topo, kind, link_params(cond, plan.mtu), plan.seed)?;
+    let emu = Emulator::start_kind(topo, kind, plan.link(cond), plan.seed)?;
     let env = env(cc, 1);
     let mut server = match &c.server {
         Some(cmd) => Some(start_server(

@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
-use crate::plan::{Plan, link_params};
+use crate::plan::Plan;
 use crate::probe::ProbeResult;
 use crate::report::kernel_release;
 use crate::session::{Event, Outcome, Session, run_seed};
@@ -292,7 +292,7 @@ fn condition(
     kind: EmulatorKind,
 ) -> Result<CommandCondition> {
     let plan = s.plan;
-    let link = link_params(cond, plan.mtu);
+    let link = plan.link(cond);
     let label = cond.label();
     let probe = s.probe(kind, link)?;
     let mut results: Vec<CommandResult> = plan
@@ -502,6 +502,7 @@ mod tests {
             seed: 1,
             mtu: 1500,
             retries: 0,
+            ecn_threshold: None,
         }
     }
 

@@ -8,7 +8,8 @@
 //! `late_ns` after its deadline so a spoiled run can be flagged. Frames live
 //! in one pre-reserved slab (pages are touched only when used); when it is
 //! full, arriving frames are dropped and counted as `overflow_drops`. Must
-//! never modify a frame.
+//! never modify a frame, except to set CE where the model says the queue
+//! was above the ECN threshold ([`super::ecn`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 
 use super::afpacket::{BATCH, PacketSocket, monotonic_ns};
+use super::ecn::{Mark, mark_ce};
 use super::model::{Drop, LinkModel, Verdict};
 
 /// Tuning of the forwarding loop.
@@ -65,6 +67,21 @@ pub struct ForwarderStats {
     pub mean_late_us: f64,
     /// Seconds between the first and the last delivered frame.
     pub active_s: f64,
+    /// Congestion marks, when the link has an ECN threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnStats>,
+}
+
+/// What the ECN threshold did (frames that arrived above it).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct EcnStats {
+    /// ECT frames set to CE.
+    pub ce_marked: u64,
+    /// Not-ECT frames above the threshold, passed unmarked (their flow did
+    /// not negotiate ECN).
+    pub not_ect: u64,
+    /// Frames that were CE already.
+    pub already_ce: u64,
 }
 
 /// A frame waiting in the slab: when it is due, which slot holds it, and
@@ -131,6 +148,10 @@ impl<'a> Forwarder<'a> {
         model: &'a mut LinkModel,
         cfg: ForwardConfig,
     ) -> Self {
+        let ecn = model
+            .params()
+            .ecn_threshold_bytes
+            .map(|_| EcnStats::default());
         Forwarder {
             rx,
             tx,
@@ -145,6 +166,7 @@ impl<'a> Forwarder<'a> {
             picked: [0; BATCH],
             st: ForwarderStats {
                 late_us_threshold: cfg.late_ns as f64 / 1e3,
+                ecn,
                 ..Default::default()
             },
             late_sum_ns: 0,
@@ -225,6 +247,14 @@ impl<'a> Forwarder<'a> {
                 slot,
                 len: len as u32,
             }),
+            Verdict::DeliverCongested(at) => {
+                self.mark(slot, len);
+                self.queue.push_back(Held {
+                    at,
+                    slot,
+                    len: len as u32,
+                });
+            }
             Verdict::Drop(Drop::Loss) => {
                 self.st.lost_frames += 1;
                 self.free.push(slot);
@@ -232,6 +262,20 @@ impl<'a> Forwarder<'a> {
             Verdict::Drop(Drop::Buffer) => {
                 self.st.buffer_drops += 1;
                 self.free.push(slot);
+            }
+        }
+    }
+
+    /// Sets CE on the frame in `slot` (`len` bytes) and counts what it did.
+    fn mark(&mut self, slot: u32, len: usize) {
+        let off = slot as usize * self.cfg.slot_len;
+        let mark = mark_ce(&mut self.slab[off..off + len]);
+        if let Some(e) = &mut self.st.ecn {
+            match mark {
+                Mark::Marked => e.ce_marked += 1,
+                Mark::NotEct => e.not_ect += 1,
+                Mark::AlreadyCe => e.already_ce += 1,
+                Mark::NotIp => {}
             }
         }
     }

@@ -19,6 +19,7 @@
 
 pub mod afpacket;
 pub mod bpf;
+pub mod ecn;
 pub mod forwarder;
 pub mod model;
 pub mod netem;

@@ -2,8 +2,10 @@
 //!
 //! Owns the decisions, in netem's order: random loss at entry (seeded
 //! Bernoulli per frame), then a drop-tail bottleneck queue in bytes drained
-//! at the configured rate (serialisation time of each frame), then a fixed
-//! propagation delay with optional uniform jitter that never reorders.
+//! at the configured rate (serialisation time of each frame), with an
+//! optional step-threshold ECN mark (a frame arriving while more than the
+//! threshold waits is to be CE-marked, as the simulator's link does), then a
+//! fixed propagation delay with optional uniform jitter that never reorders.
 //! Time and randomness are passed in; must never read a clock or do I/O.
 
 use std::time::Duration;
@@ -30,6 +32,10 @@ pub struct LinkParams {
     /// Drop-tail queue in bytes in front of the bottleneck (only with a rate).
     #[serde(rename = "buffer_bytes")]
     pub buffer_bytes: Option<u64>,
+    /// CE-mark frames arriving while more than this many bytes wait in the
+    /// bottleneck queue (`lab --ecn-threshold`; only with a rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_threshold_bytes: Option<u64>,
 }
 
 impl LinkParams {
@@ -47,6 +53,7 @@ impl LinkParams {
             loss,
             rate_bps,
             buffer_bytes,
+            ecn_threshold_bytes: None,
         }
     }
 }
@@ -64,6 +71,7 @@ impl LinkParams {
             loss: 0.0,
             rate_bps: None,
             buffer_bytes: None,
+            ecn_threshold_bytes: None,
         }
     }
 
@@ -87,6 +95,9 @@ pub enum Drop {
 pub enum Verdict {
     /// Deliver at this time (nanoseconds on the caller's clock).
     Deliver(u64),
+    /// Deliver at this time, CE-marked if the frame is ECN-capable: more
+    /// than the ECN threshold waited in the queue when it arrived.
+    DeliverCongested(u64),
     /// Drop it.
     Drop(Drop),
 }
@@ -139,12 +150,15 @@ impl LinkModel {
             return Verdict::Drop(Drop::Loss);
         }
         let mut leave = now_ns;
+        let mut congested = false;
         if let Some(rate) = self.params.rate_bps {
+            let backlog = self.backlog_bytes(now_ns);
             if let Some(buffer) = self.params.buffer_bytes
-                && self.backlog_bytes(now_ns) + len as u64 > buffer
+                && backlog + len as u64 > buffer
             {
                 return Verdict::Drop(Drop::Buffer);
             }
+            congested = self.params.ecn_threshold_bytes.is_some_and(|k| backlog > k);
             let tx_ns = (len as u128 * 8_000_000_000 / rate as u128) as u64;
             self.link_free_ns = self.link_free_ns.max(now_ns) + tx_ns;
             leave = self.link_free_ns;
@@ -159,7 +173,11 @@ impl LinkModel {
         let at = (leave as i128 + delay) as u64;
         let at = at.max(self.last_delivery_ns);
         self.last_delivery_ns = at;
-        Verdict::Deliver(at)
+        if congested {
+            Verdict::DeliverCongested(at)
+        } else {
+            Verdict::Deliver(at)
+        }
     }
 }
 
@@ -211,6 +229,24 @@ mod tests {
         assert_eq!(m.on_arrival(0, 1500), Verdict::Drop(Drop::Buffer));
         assert_eq!(m.backlog_bytes(1_000_000), 1500);
         assert_eq!(m.on_arrival(1_000_000, 1500), Verdict::Deliver(3_000_000));
+    }
+
+    #[test]
+    fn frames_arriving_above_the_ecn_threshold_are_congested() {
+        // 12 Mbit/s (1 ms per 1500 B), mark above 2000 B waiting.
+        let mut p = params(0, 0.0, Some(12_000_000), Some(100_000));
+        p.ecn_threshold_bytes = Some(2000);
+        let mut m = LinkModel::new(p, 1);
+        // Backlog at arrival: 0, 1500, 3000 (> 2000), 4500 bytes.
+        assert_eq!(m.on_arrival(0, 1500), Verdict::Deliver(1_000_000));
+        assert_eq!(m.on_arrival(0, 1500), Verdict::Deliver(2_000_000));
+        assert_eq!(m.on_arrival(0, 1500), Verdict::DeliverCongested(3_000_000));
+        assert_eq!(m.on_arrival(0, 1500), Verdict::DeliverCongested(4_000_000));
+        // Drained to 1500 bytes waiting: no mark.
+        assert_eq!(m.on_arrival(3_000_000, 1500), Verdict::Deliver(5_000_000));
+        // Without a threshold nothing is ever congested.
+        let mut m = LinkModel::new(params(0, 0.0, Some(12_000_000), Some(100_000)), 1);
+        assert!((0..50).all(|_| matches!(m.on_arrival(0, 1500), Verdict::Deliver(_))));
     }
 
     #[test]

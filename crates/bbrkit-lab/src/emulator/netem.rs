@@ -106,6 +106,7 @@ mod tests {
             loss: 0.5,
             rate_bps: None,
             buffer_bytes: None,
+            ecn_threshold_bytes: None,
         };
         let o = netem_options(&p, 1000, 9);
         // 24-byte qopt, then LATENCY64, JITTER64, PRNG_SEED (12 bytes each).

@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
-use crate::plan::{HOST_CC, Plan, link_params};
+use crate::plan::{HOST_CC, Plan};
 use crate::probe::ProbeResult;
 use crate::report::kernel_release;
 use crate::session::{Event, Outcome, Session, run_seed};
@@ -229,7 +229,7 @@ fn condition(
     kind: EmulatorKind,
 ) -> Result<WorkloadCondition> {
     let plan = s.plan;
-    let link = link_params(cond, plan.mtu);
+    let link = plan.link(cond);
     let label = cond.label();
     let probe = s.probe(kind, link)?;
     let mut runs: Vec<Vec<(WorkloadRun, ServerStats)>> = vec![Vec::new(); plan.algorithms.len()];

@@ -49,6 +49,11 @@ pub struct Args {
     /// Drop-tail buffer at the bottleneck: `1bdp`, `100pkt`, `256kb`.
     #[arg(long, value_name = "SIZE", default_value = "1bdp")]
     pub buffer: String,
+    /// CE-mark data packets arriving while more than SIZE waits at the bottleneck
+    /// (as `sim --ecn-threshold`): `20pkt`, `0.2bdp`, `30kb`; needs --rate, runs on the
+    /// userspace emulator, and both ends negotiate ECN (tcp_ecn=1) [default: no ECN].
+    #[arg(long, value_name = "SIZE")]
+    pub ecn_threshold: Option<String>,
     /// Runs per condition and algorithm (the table shows the median).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
@@ -184,6 +189,7 @@ pub fn experiment(args: &Args) -> anyhow::Result<Experiment> {
         jitter: args.jitter.as_deref(),
         rate: args.rate.as_deref(),
         buffer: &args.buffer,
+        ecn_threshold: args.ecn_threshold.as_deref(),
         runs: args.runs,
         duration: &args.duration,
         parallel: args.parallel,

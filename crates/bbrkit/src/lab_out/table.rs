@@ -149,6 +149,7 @@ fn footer(out: &mut String, r: &LabReport) {
             .collect();
         let _ = writeln!(out, "  {}: {}", c.label, parts.join(", "));
     }
+    ecn_marks(out, r);
     let runs = || {
         r.conditions
             .iter()
@@ -180,6 +181,44 @@ fn footer(out: &mut String, r: &LabReport) {
             out,
             "* {spoiled} run(s) spoiled: the emulator delivered > 10% of frames late or dropped frames itself (at its ceiling, or a CPU stall that a repeat did not cure; see --json)"
         );
+    }
+}
+
+/// With `--ecn-threshold`: per condition the threshold and, per
+/// algorithm, the median count of data frames the emulator CE-marked.
+fn ecn_marks(out: &mut String, r: &LabReport) {
+    let marked = r.conditions.iter().filter_map(|c| {
+        let k = c.link.ecn_threshold_bytes?;
+        let parts: Vec<String> = c
+            .results
+            .iter()
+            .map(|res| {
+                let mut n: Vec<u64> = res
+                    .runs
+                    .iter()
+                    .filter_map(|x| x.emulator.as_ref()?.data.ecn)
+                    .map(|e| e.ce_marked)
+                    .collect();
+                n.sort_unstable();
+                match n.get(n.len() / 2) {
+                    Some(m) => format!("{} {m}", res.cc),
+                    None => format!("{} -", res.cc),
+                }
+            })
+            .collect();
+        Some(format!(
+            "  {} (CE above {}): {}",
+            c.label,
+            bbrkit_vocab::format::bytes(k),
+            parts.join(", ")
+        ))
+    });
+    let lines: Vec<String> = marked.collect();
+    if !lines.is_empty() {
+        let _ = writeln!(out, "CE-marked data frames (median):");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
     }
 }
 
