@@ -125,12 +125,18 @@ def read(path):
         return ""
 
 
-def policy_diff(doc, after, after_header):
-    """The policy attached now (bbrkit's copy, empty when none) against the
-    new one."""
-    copy = (doc.get("policy") or {}).get("copy") or ""
-    return dict(before=read(copy) if copy else "", after=after,
-                before_header=copy or "(no policy attached)", after_header=after_header)
+def attached_copy(module, binary, policy):
+    """(path, text) of bbrkit's copy of the policy attached now on the
+    cgroup, from a dry run (the real run rewrites it); text "" when none."""
+    cmd = command_line(module, binary, policy)
+    if "--dry-run" not in cmd:
+        cmd.append("--dry-run")
+    rc, out, _ = module.run_command(cmd)
+    try:
+        copy = (json.loads(out).get("policy") or {}).get("copy") or ""
+    except ValueError:
+        copy = ""
+    return copy, read(copy) if copy else ""
 
 
 def verify_outcome(module, doc, rc, result):
@@ -181,6 +187,8 @@ def main():
         with os.fdopen(fd, "w") as f:
             f.write(content)
     try:
+        if policy:
+            before_path, before = attached_copy(module, binary, scratch or policy)
         rc, out, err = module.run_command(command_line(module, binary, scratch or policy))
     finally:
         if scratch:
@@ -189,10 +197,15 @@ def main():
         doc = json.loads(out)
     except ValueError:
         module.fail_json(msg="bbrkit %s: exit %d: %s" % (command, rc, err.strip() or out.strip()), rc=rc)
+    if "error" in doc:
+        # Bad input or a failure to run (exit 2): bbrkit's one line.
+        module.fail_json(msg="bbrkit %s: exit %d: %s" % (command, rc, doc["error"]["message"]),
+                         rc=rc, bbrkit=doc, stderr=err)
     result = dict(changed=changed(command, doc), rc=rc, bbrkit=doc, stderr=err)
     if policy and result["changed"] and rc == 0:
         after = content if content is not None else read(policy)
-        result["diff"] = policy_diff(doc, after, policy)
+        result["diff"] = dict(before=before, after=after, after_header=policy,
+                              before_header=before_path or "(no policy attached)")
     if command == "verify":
         verify_outcome(module, doc, rc, result)
     elif rc != 0:
