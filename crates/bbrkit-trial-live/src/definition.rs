@@ -42,8 +42,9 @@ pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(3600);
 /// `--interval` when none is given: 10 s between looks, so the stop rule's
 /// 30 s minimum (`Settings::min_stop_s`) is three looks.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
-/// `--ring-size` when none is given: 4 MiB, about 50 000 close records of
-/// 80 bytes between two reads of the ring (docs/trial.md, "Cost").
+/// `--ring-size` when none is given: 4 MiB, about 27 000 close records of
+/// 152 bytes (144 and the ring's 8-byte header) between two reads of the
+/// ring (docs/trial.md, "Benchmark").
 pub const DEFAULT_RING_BYTES: u32 = 4 << 20;
 /// `--groups` when none is given: the 10 groups with the most connections
 /// in the table and the textfile (the textfile's stated cardinality).
