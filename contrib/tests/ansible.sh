@@ -11,7 +11,7 @@
 # second nothing; `state: absent` restores the sandbox byte for byte and the
 # namespace's sysctls; a failing `bbrkit verify` fails the host. The
 # per-connection policy (bbrkit_policy: check mode with its diff, changed
-# only when the policy changed) on a throwaway child cgroup with a private
+# only when the policy changed) and a trial's definition (bbrkit_trial) on a throwaway child cgroup with a private
 # bpffs (this script's own mount namespace), and promote.yml fed a fixture
 # fleet report (contrib/tests/fixtures/fleet-report.json: one trusted
 # `better` group, one inconclusive, one untrusted), asserting the policy it
@@ -168,6 +168,11 @@ copy=$root/var/lib/bbrkit/policy/${cg##*/}.toml
 cmp -s "$work/policy.toml" "$copy" || fail "policy: bbrkit's copy $copy is not the policy"
 ls /sys/fs/bpf/bbrkit/policy/*/link >/dev/null || fail "policy: no link pinned"
 check "policy: the second run changes nothing" 0 0 0 "$(play "${pvars[@]}")"
+# bbrkit_trial: the definition deployed (the unit needs systemd: skipped in a sandbox).
+printf 'arms = ["cubic", "bbr"]\nport = [443]\nuntil_confident = true\n' >"$work/edge-bbr.toml"
+check "trial: the definition deployed with /etc/bbrkit/trials" 2 0 0 \
+	"$(play -e bbrkit_root="$root" -e '{"bbrkit_install": false}' -e "{\"bbrkit_trial\": {\"name\": \"edge-bbr\", \"definition\": \"$work/edge-bbr.toml\"}}")"
+cmp -s "$work/edge-bbr.toml" "$root/etc/bbrkit/trials/edge-bbr.toml" || fail "trial: /etc/bbrkit/trials/edge-bbr.toml is not the definition"
 
 # promote.yml on the fixture report: 198.51.100.0/24 (trusted better) gets
 # bbr, 203.0.113.0/24 (insufficient data) and 192.0.2.0/24 (untrusted) stay.
