@@ -9,7 +9,13 @@
 #
 # Checks: check mode changes nothing; the first run reports changed, the
 # second nothing; `state: absent` restores the sandbox byte for byte and the
-# namespace's sysctls; a failing `bbrkit verify` fails the host.
+# namespace's sysctls; a failing `bbrkit verify` fails the host. The
+# per-connection policy (bbrkit_policy: check mode with its diff, changed
+# only when the policy changed) and a trial's definition (bbrkit_trial) on a throwaway child cgroup with a private
+# bpffs (this script's own mount namespace), and promote.yml fed a fixture
+# fleet report (contrib/tests/fixtures/fleet-report.json: one trusted
+# `better` group, one inconclusive, one untrusted), asserting the policy it
+# writes and applies.
 # Root only; run it under `flock /tmp/bbrkit-root.lock` (.ci/run does).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,14 +28,20 @@ else
 	deb=$(realpath "${1:?usage: ansible.sh PACKAGE.deb}")
 	venv=$(ansible_venv)
 	purge_bbrkit_on_exit
-	unshare --net "$0" --in-netns "$deb" "$venv"
+	unshare --net --mount "$0" --in-netns "$deb" "$venv"
 	exit
 fi
 
 deb=$1
 venv=$2
 work=$(mktemp -d /tmp/bbrkit-ansible.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# A private bpffs for the policy's pins (this mount namespace only) and a
+# throwaway child cgroup for the policy to govern.
+mount --make-rprivate /
+mount -t bpf bpf /sys/fs/bpf
+cg=$(findmnt -n -t cgroup2 -o TARGET | head -n1)/bbrkit-ansible.$$
+mkdir "$cg"
+trap 'rm -rf "$work"; rmdir "$cg" 2>/dev/null || true' EXIT
 
 # Ansible writes its own state under ANSIBLE_HOME and the temp dirs: all in
 # $work, so nothing is left in ~/.ansible.
@@ -72,9 +84,10 @@ snapshot() {
 
 # Runs the playbook; prints "changed failed rc" of localhost from its PLAY
 # RECAP line, as an operator reads it. Extra arguments go to ansible-playbook.
+# The playbook is $playbook (default the role's site.yml).
 play() {
 	local rc=0
-	"$venv/bin/ansible-playbook" -i "$work/inventory" "$work/site.yml" "$@" >"$work/play.out" 2>&1 || rc=$?
+	"$venv/bin/ansible-playbook" -i "$work/inventory" "${playbook:-$work/site.yml}" "$@" >"$work/play.out" 2>&1 || rc=$?
 	sed -n 's/^localhost *: .*changed=\([0-9]*\).*failed=\([0-9]*\).*/\1 \2/p' "$work/play.out" | tr '\n' ' '
 	echo "$rc"
 }
@@ -137,4 +150,62 @@ grep -q 'bbrkit verify failed: boot.procps' "$work/play.out" ||
 	{ echo "FAIL ansible: the failure does not name the failing check" >&2; exit 1; }
 check "the failed host rolls back" 1 0 0 "$(play -e bbrkit_root="$bad" -e bbrkit_state=absent)"
 same "the failed host is restored byte for byte" "$bad_before"
+
+# bbrkit_policy on a sandbox of its own; the package is installed already.
+fail() { echo "FAIL ansible: $*" >&2; cat "$work/play.out" >&2; exit 1; }
+root=$work/policy-root
+make_sandbox "$root"
+printf '[[rule]]\nname = "web"\nlocal_port = [8443]\ncc = "cubic"\n' >"$work/policy.toml"
+pvars=(-e bbrkit_root="$root" -e bbrkit_install=false -e bbrkit_policy="$work/policy.toml" -e bbrkit_policy_cgroup="$cg")
+policy_before=$(snapshot "$root")
+check "policy: check mode reports the enable, /etc/bbrkit, the policy file and its attachment" 4 0 0 "$(play --check --diff "${pvars[@]}")"
+grep -q '^+cc = "cubic"' "$work/play.out" || fail "check mode showed no diff of the policy"
+same "policy: check mode changed no file and no sysctl" "$policy_before"
+[ ! -e /sys/fs/bpf/bbrkit ] || fail "check mode pinned a policy"
+check "policy: the first run enables, deploys and attaches it" 4 0 0 "$(play "${pvars[@]}")"
+cmp -s "$work/policy.toml" "$root/etc/bbrkit/policy.toml" || fail "policy: /etc/bbrkit/policy.toml is not the policy"
+copy=$root/var/lib/bbrkit/policy/${cg##*/}.toml
+cmp -s "$work/policy.toml" "$copy" || fail "policy: bbrkit's copy $copy is not the policy"
+ls /sys/fs/bpf/bbrkit/policy/*/link >/dev/null || fail "policy: no link pinned"
+check "policy: the second run changes nothing" 0 0 0 "$(play "${pvars[@]}")"
+# bbrkit_trial: the definition deployed (the unit needs systemd: skipped in a sandbox).
+printf 'arms = ["cubic", "bbr"]\nport = [443]\nuntil_confident = true\n' >"$work/edge-bbr.toml"
+check "trial: the definition deployed with /etc/bbrkit/trials" 2 0 0 \
+	"$(play -e bbrkit_root="$root" -e '{"bbrkit_install": false}' -e "{\"bbrkit_trial\": {\"name\": \"edge-bbr\", \"definition\": \"$work/edge-bbr.toml\"}}")"
+cmp -s "$work/edge-bbr.toml" "$root/etc/bbrkit/trials/edge-bbr.toml" || fail "trial: /etc/bbrkit/trials/edge-bbr.toml is not the definition"
+
+# promote.yml on the fixture report: 198.51.100.0/24 (trusted better) gets
+# bbr, 203.0.113.0/24 (insufficient data) and 192.0.2.0/24 (untrusted) stay.
+cp "$work/policy.toml" "$work/fleet-policy.toml"
+promote=(-e bbrkit_root="$root" -e bbrkit_policy_cgroup="$cg" -e bbrkit_promote_trial=edge-vs-dc
+	-e '{"bbrkit_promote_arms": ["cubic", "bbr"]}' -e bbrkit_promote_policy="$work/fleet-policy.toml"
+	-e bbrkit_promote_report="$repo/contrib/tests/fixtures/fleet-report.json")
+playbook=$repo/contrib/ansible/promote.yml
+check "promote.yml: the place for promoted rules, the winner's rule, the policy file, its attachment" 4 0 0 "$(play "${promote[@]}")"
+expected='# bbrkit promote.yml: rules promoted from fleet trials, first in match order
+# BEGIN bbrkit promote.yml: 198.51.100.0/24
+# trial edge-vs-dc: bbr better than cubic
+[[rule]]
+name = "promoted 198.51.100.0/24"
+remote = ["198.51.100.0/24"]
+cc = "bbr"
+# END bbrkit promote.yml: 198.51.100.0/24
+[[rule]]
+name = "web"
+local_port = [8443]
+cc = "cubic"'
+[ "$(cat "$work/fleet-policy.toml")" = "$expected" ] ||
+	{ diff <(echo "$expected") "$work/fleet-policy.toml" >&2; fail "promote.yml: the fleet policy is not as expected"; }
+cmp -s "$work/fleet-policy.toml" "$copy" || fail "promote.yml: the attached policy is not the fleet policy"
+for why in '198.51.100.0/24: promoted to bbr (bbr better than cubic, B/A 3.84x over 4 hosts)' \
+	'203.0.113.0/24: left as it is: verdict insufficient_data (B/A 0.957x' \
+	"192.0.2.0/24: left as it is: verdict better not trusted (B/A 1.412x" \
+	'overall: left as it is: verdict better over the whole fleet'; do
+	grep -qF "$why" "$work/play.out" || fail "promote.yml does not say: $why"
+done
+echo "ok   ansible: promote.yml wrote the rule for the trusted group and said why each other group stays"
+check "promote.yml again changes nothing" 0 0 0 "$(play "${promote[@]}")"
+playbook=
+check "policy: state absent rolls back the enable and the policy" 1 0 0 "$(play -e bbrkit_root="$root" -e bbrkit_state=absent)"
+[ ! -e /sys/fs/bpf/bbrkit/policy ] || fail "policy: rollback left pins"
 elapsed ansible

@@ -69,19 +69,34 @@ grep -q '^enable' <<<"$out" || fail "fish: 'bbrkit en' does not offer enable: $o
 ok "fish completion: 'bbrkit en' -> $(tr '\t\n' ' ;' <<<"$out")"
 
 # The units as installed (no systemd runs here to start them).
+# Only the metrics units and the trial template are packaged:
+# bbrkit-{bbr2,bbr3,policy}.service are written by the `enable` that needs
+# them (through the before-image, with ExecStart naming the running binary),
+# so no packaged file can conflict.
 units=$(dpkg -L bbrkit | grep -E '/systemd/system/[^/]+\.(service|timer)$')
 [ -n "$units" ] || fail "no systemd units in the package"
-# Only the metrics units are packaged: bbrkit-{bbr2,bbr3,policy}.service are
-# written by the `enable` that needs them (through the before-image, with
-# ExecStart naming the running binary), so no packaged file can conflict.
 shipped=$(xargs -n1 basename <<<"$units" | sort | tr '\n' ' ')
-[ "$shipped" = "bbrkit-metrics.service bbrkit-metrics.timer " ] ||
-	fail "the package ships units other than bbrkit-metrics.{service,timer}: $shipped"
+[ "$shipped" = "bbrkit-metrics.service bbrkit-metrics.timer bbrkit-trial@.service " ] ||
+	fail "the package ships other units than bbrkit-metrics.{service,timer} and bbrkit-trial@.service: $shipped"
 ok "packaged units: $shipped(bbrkit-bbr2/bbr3/policy.service are written by enable)"
+trial_unit=$(grep 'bbrkit-trial@.service$' <<<"$units")
+# The template is never enabled or started by the package (no instance, no
+# wants link), and its instance runs the definition of its name.
+! find /etc/systemd/system -name 'bbrkit-trial@*' 2>/dev/null | grep -q . ||
+	fail "the package enabled a bbrkit-trial@ instance"
+grep -qx 'ExecStart=/usr/bin/bbrkit trial --definition /etc/bbrkit/trials/%i.toml --name %i --textfile /var/lib/prometheus/node-exporter/bbrkit-trial-%i.prom' "$trial_unit" ||
+	fail "bbrkit-trial@.service does not run bbrkit trial --definition /etc/bbrkit/trials/%i.toml"
+grep -qx 'SuccessExitStatus=143' "$trial_unit" || fail "bbrkit-trial@.service: a stop (SIGTERM, exit 143) would be a failure"
+ok "bbrkit-trial@.service: runs /etc/bbrkit/trials/NAME.toml, stop = SIGTERM is success, not enabled"
 if command -v systemd-analyze >/dev/null; then
+	# A template is verified through an instance of it (a copy named so).
+	inst=$(mktemp -d)
+	cp "$trial_unit" "$inst/bbrkit-trial@edge-bbr.service"
 	# shellcheck disable=SC2086
-	systemd-analyze verify $units || fail "systemd-analyze verify $units"
-	ok "systemd-analyze verify: $(echo $units | tr '\n' ' ')"
+	systemd-analyze verify $(grep -v '@\.service$' <<<"$units") "$inst/bbrkit-trial@edge-bbr.service" ||
+		{ rm -rf "$inst"; fail "systemd-analyze verify $units"; }
+	rm -rf "$inst"
+	ok "systemd-analyze verify: $(echo $units | tr '\n' ' ')(the template as bbrkit-trial@edge-bbr.service)"
 fi
 grep -q '^ExecStart=/usr/bin/bbrkit metrics --textfile /var/lib/prometheus/node-exporter/bbrkit.prom$' \
 	"$(grep 'bbrkit-metrics.service$' <<<"$units")" || fail "bbrkit-metrics.service does not run bbrkit metrics --textfile"

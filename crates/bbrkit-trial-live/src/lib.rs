@@ -20,6 +20,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`definition`] | `--definition FILE` and the flags: one [`Definition`], the command line over the file, the defaults, → [`TrialSpec`] |
 //! | [`plan`] | flags or a policy rule → the rule, `TrialDef`, the cgroup; every refusal before attaching |
 //! | [`intake`] | which records the statistics take, and the guardrail's weights and cut (pure) |
 //! | [`open`] | connections still open at the end: sock_diag + `Compiled::decide` |
@@ -36,6 +37,7 @@
 // Only the test peer (`testing`) sets a socket option through libc.
 #![cfg_attr(not(any(test, feature = "testing")), forbid(unsafe_code))]
 
+pub mod definition;
 pub mod intake;
 pub mod open;
 pub mod plan;
@@ -45,6 +47,7 @@ pub mod run;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use definition::{Definition, DefinitionError};
 pub use plan::{
     BadValue, HostFacts, Matching, Plan, Stop, TrialSpec, parse_arms, parse_split, prepare,
 };
@@ -71,6 +74,24 @@ pub enum LiveError {
         /// The policy file's wording.
         #[source]
         source: bbrkit_policy::Problem,
+    },
+    /// Neither `--duration` nor `--until-confident`.
+    #[error("say how long: --duration TIME or --until-confident")]
+    NoStop,
+    /// Both `--duration` and `--until-confident`.
+    #[error("--duration and --until-confident: give one, not both")]
+    TwoStops,
+    /// `--policy` without `--rule`, or `--rule` without `--policy`.
+    #[error("--policy FILE and --rule N|NAME go together")]
+    PolicyWithoutRule,
+    /// The `--policy` file cannot be read.
+    #[error("read --policy {path}")]
+    ReadPolicy {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
     /// Neither `--arms` nor `--policy`.
     #[error("say what to compare: --arms A,B (or --policy FILE --rule N)")]

@@ -17,20 +17,7 @@ pub fn positive_duration(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// A name that is a Prometheus label value, a file name and a systemd
-/// instance alike: 1 to 64 of `A-Z a-z 0-9 _ . -`, not starting with `.`
-/// or `-`.
+/// instance alike (`bbrkit_trial::render::check_name`).
 pub fn trial_name(text: &str) -> Result<String, String> {
-    let ok = (1..=64).contains(&text.len())
-        && !text.starts_with(['.', '-'])
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if ok {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "'{text}' is not a trial name: 1 to 64 letters, digits, '_', '.' or '-', \
-             not starting with '.' or '-'"
-        ))
-    }
+    bbrkit_trial::render::check_name(text).map(|()| text.to_string())
 }

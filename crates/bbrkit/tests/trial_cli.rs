@@ -79,42 +79,94 @@ fn bad_input_exits_2_with_one_line_before_attaching() {
     let dir = tempfile::tempdir().unwrap();
     let prom = dir.path().join("trial.prom");
     let prom = prom.to_str().unwrap();
+    // Definition files (`--definition`), beside the textfile's directory.
+    let defs = tempfile::tempdir().unwrap();
+    let def = |name: &str, text: &str| {
+        let p = defs.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let unknown = def("unknown.toml", "arms = \"cubic,bbr\"\nduraton = \"1s\"\n");
+    let overridden = def(
+        "bad-arm.toml",
+        "arms = \"cubic,nosuchcc\"\nduration = \"1s\"\n",
+    );
+    let missing = defs.path().join("missing.toml");
+    let missing = missing.to_str().unwrap();
     for (args, want) in [
         (
-            vec![
-                "--arms",
-                "cubic,bbr",
-                "--duration",
-                "1s",
-                "--prefix",
-                "10.0.0.0/33",
-            ],
-            "bbrkit: --prefix \"10.0.0.0/33\": prefix length 33 > 32",
+            vec!["--definition", &unknown],
+            format!("bbrkit: {unknown} line 2: unknown field `duraton`, expected one of `name`"),
         ),
-        (
-            vec!["--arms", "cubic,nosuchcc", "--duration", "1s"],
-            "bbrkit: algorithm nosuchcc is not registered (tcp_available_congestion_control: ",
-        ),
+        // --arms overrides the file's unregistered arm: the next problem
+        // (the cgroup) is the one reported.
         (
             vec![
+                "--definition",
+                &overridden,
                 "--arms",
                 "cubic,bbr",
-                "--duration",
-                "1s",
                 "--cgroup",
                 "/tmp",
             ],
-            "bbrkit: cgroup /tmp: not a cgroup v2 directory",
+            "bbrkit: cgroup /tmp: not a cgroup v2 directory".to_string(),
         ),
         (
-            vec!["--arms", "cubic,bbr"],
-            "bbrkit: say how long: --duration TIME or --until-confident",
+            vec!["--definition", &overridden],
+            "bbrkit: algorithm nosuchcc is not registered".to_string(),
         ),
         (
-            vec!["--arms", "cubic", "--duration", "1s"],
-            "bbrkit: invalid value 'cubic' for '--arms <A,B>': give two algorithms",
+            vec![
+                "--definition",
+                missing,
+                "--arms",
+                "cubic,bbr",
+                "--duration",
+                "1s",
+            ],
+            format!("bbrkit: read --definition {missing}: No such file or directory"),
         ),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        [
+            (
+                vec![
+                    "--arms",
+                    "cubic,bbr",
+                    "--duration",
+                    "1s",
+                    "--prefix",
+                    "10.0.0.0/33",
+                ],
+                "bbrkit: --prefix \"10.0.0.0/33\": prefix length 33 > 32",
+            ),
+            (
+                vec!["--arms", "cubic,nosuchcc", "--duration", "1s"],
+                "bbrkit: algorithm nosuchcc is not registered (tcp_available_congestion_control: ",
+            ),
+            (
+                vec![
+                    "--arms",
+                    "cubic,bbr",
+                    "--duration",
+                    "1s",
+                    "--cgroup",
+                    "/tmp",
+                ],
+                "bbrkit: cgroup /tmp: not a cgroup v2 directory",
+            ),
+            (
+                vec!["--arms", "cubic,bbr"],
+                "bbrkit: say how long: --duration TIME or --until-confident",
+            ),
+            (
+                vec!["--arms", "cubic", "--duration", "1s"],
+                "bbrkit: invalid value 'cubic' for '--arms <A,B>': give two algorithms",
+            ),
+        ]
+        .map(|(args, want)| (args, want.to_string())),
+    ) {
         let out = bbrkit()
             .arg("trial")
             .args(&args)
@@ -124,7 +176,7 @@ fn bad_input_exits_2_with_one_line_before_attaching() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
+        assert!(err.starts_with(&want), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),

@@ -12,7 +12,7 @@ mod textfile;
 pub use progress::progress_line;
 pub use table::table;
 pub use textfile::{
-    Export, LiveStatus, default_name, log_se, textfile, textfile_export, textfile_with,
+    Export, LiveStatus, check_name, default_name, log_se, textfile, textfile_export, textfile_with,
 };
 
 use crate::effect::Mode;

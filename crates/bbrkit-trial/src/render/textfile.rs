@@ -57,6 +57,26 @@ pub fn default_name(report: &Report) -> String {
     format!("{}-vs-{}", report.split[0].cc, report.split[1].cc)
 }
 
+/// Whether `text` can name a trial: a Prometheus label value, a file name
+/// and a systemd instance (`bbrkit-trial@NAME`) alike, 1 to 64 of
+/// `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`. The error is the
+/// sentence a user reads.
+pub fn check_name(text: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&text.len())
+        && !text.starts_with(['.', '-'])
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "'{text}' is not a trial name: 1 to 64 letters, digits, '_', '.' or '-', \
+             not starting with '.' or '-'"
+        ))
+    }
+}
+
 /// What the textfile says besides the report: the trial's name and, for a
 /// live trial, its status and the program's draws.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,22 +4,30 @@
 //! Owns the flags, the table and the JSON document; the progress display
 //! and the `--textfile` writes are [`crate::trial_out`]'s. The trial itself (plan, attach, records, looks, guardrails,
 //! detach) is `bbrkit-trial-live`'s; SIGINT/SIGTERM/SIGHUP stop it,
-//! it reports what it gathered and exits 128 + signal.
+//! it reports what it gathered and exits 128 + signal. `--definition FILE`
+//! and the flags are one `bbrkit_trial_live::Definition` each, the flags
+//! over the file; the defaults are the library's.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bbrkit_trial::{GuardrailBounds, PrefixLengths, Unit};
-use bbrkit_trial_live::{Event, Matching, Stop, StopReason, TrialSpec, render};
+use bbrkit_trial::Unit;
+use bbrkit_trial_live::definition::{parse_percent, parse_ring_size};
+use bbrkit_trial_live::{Definition, Event, StopReason, render};
 
 use crate::output::OutFile;
 use crate::trial_out::{Progress, TextfileTo, write_textfile};
-use crate::units::{parse_bytes, positive_duration};
+use crate::units::positive_duration;
 use crate::{Global, Outcome};
 
 /// Arguments of `bbrkit trial`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// A trial definition shared by a fleet (TOML; its keys are these
+    /// flags' names, `until_confident` for --until-confident); a flag given
+    /// here overrides the file's key.
+    #[arg(long, value_name = "FILE")]
+    pub definition: Option<PathBuf>,
     /// The trial's name: the `trial` label of every series of --textfile,
     /// what `bbrkit fleet report --trial` pools (default: the arms,
     /// `cubic-vs-bbr`).
@@ -58,33 +66,38 @@ pub struct Args {
     /// intervals) or a guardrail moves the split.
     #[arg(long)]
     pub until_confident: bool,
-    /// With --until-confident: stop undecided after this long.
-    #[arg(long, value_name = "TIME", default_value = "1h", value_parser = positive_duration)]
-    pub max_duration: Duration,
-    /// Time between two looks (progress line, guardrails, --until-confident).
-    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = positive_duration)]
-    pub interval: Duration,
+    /// With --until-confident: stop undecided after this long [default: 1h].
+    #[arg(long, value_name = "TIME", value_parser = positive_duration)]
+    pub max_duration: Option<Duration>,
+    /// Time between two looks (progress line, guardrails, --until-confident)
+    /// [default: 10s].
+    #[arg(long, value_name = "TIME", value_parser = positive_duration)]
+    pub interval: Option<Duration>,
     /// Salt of the split's draw and seed of the bootstrap (default: from the clock, printed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// The close records' ring buffer: a power of two of at least 4kib.
-    #[arg(long, value_name = "SIZE", default_value = "4mib", value_parser = ring_size)]
-    pub ring_size: u32,
-    /// IPv4 prefix length of a remote group.
-    #[arg(long, value_name = "LEN", default_value_t = 24, value_parser = clap::value_parser!(u8).range(0..=32))]
-    pub prefix_v4: u8,
-    /// IPv6 prefix length of a remote group.
-    #[arg(long, value_name = "LEN", default_value_t = 48, value_parser = clap::value_parser!(u8).range(0..=128))]
-    pub prefix_v6: u8,
-    /// Guardrail: an arm whose median goodput is this much below the other's.
-    #[arg(long, value_name = "PCT", default_value = "20%", value_parser = percent)]
-    pub guardrail_goodput: f64,
-    /// Guardrail: an arm whose retransmit rate exceeds the other's by this much.
-    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = percent)]
-    pub guardrail_retransmit: f64,
-    /// Groups shown in the table and the textfile (most connections first).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub groups: usize,
+    /// The close records' ring buffer: a power of two of at least 4kib
+    /// [default: 4mib].
+    #[arg(long, value_name = "SIZE", value_parser = parse_ring_size)]
+    pub ring_size: Option<u32>,
+    /// IPv4 prefix length of a remote group [default: 24].
+    #[arg(long, value_name = "LEN", value_parser = clap::value_parser!(u8).range(0..=32))]
+    pub prefix_v4: Option<u8>,
+    /// IPv6 prefix length of a remote group [default: 48].
+    #[arg(long, value_name = "LEN", value_parser = clap::value_parser!(u8).range(0..=128))]
+    pub prefix_v6: Option<u8>,
+    /// Guardrail: an arm whose median goodput is this much below the
+    /// other's [default: 20%].
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub guardrail_goodput: Option<f64>,
+    /// Guardrail: an arm whose retransmit rate exceeds the other's by this
+    /// much [default: 2%].
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub guardrail_retransmit: Option<f64>,
+    /// Groups shown in the table and the textfile (most connections first)
+    /// [default: 10].
+    #[arg(long, value_name = "N")]
+    pub groups: Option<usize>,
     /// Also write the report for node_exporter's textfile collector, at
     /// every look and at the end (atomically).
     #[arg(long, value_name = "PATH")]
@@ -102,40 +115,10 @@ pub enum UnitArg {
     Prefix,
 }
 
-fn ring_size(text: &str) -> Result<u32, String> {
-    let b = parse_bytes(text).map_err(|e| e.to_string())?;
-    u32::try_from(b)
-        .ok()
-        .filter(|b| b.is_power_of_two() && *b >= 4096)
-        .ok_or(format!(
-            "'{text}' is not a power of two from 4kib to 2gib (e.g. 4mib)"
-        ))
-}
-
-fn percent(text: &str) -> Result<f64, String> {
-    let v: Option<f64> = text.strip_suffix('%').and_then(|v| v.trim().parse().ok());
-    v.filter(|v| *v > 0.0 && *v < 100.0)
-        .map(|v| v / 100.0)
-        .ok_or(format!(
-            "'{text}' is not a percentage above 0 and below 100 (e.g. 20%)"
-        ))
-}
-
-fn spec(args: &Args) -> anyhow::Result<TrialSpec> {
-    use anyhow::Context as _;
-    let matching = match (&args.policy, &args.rule) {
-        (Some(file), Some(rule)) => Matching::Policy {
-            origin: file.display().to_string(),
-            text: std::fs::read_to_string(file)
-                .with_context(|| format!("read --policy {}", file.display()))?,
-            rule: rule.clone(),
-        },
-        _ => Matching::Flags {
-            prefixes: args.prefixes.clone(),
-            ports: args.ports.clone(),
-        },
-    };
-    Ok(TrialSpec {
+/// The flags as a [`Definition`] (each `None` or empty when not given).
+fn flags(args: &Args) -> Definition {
+    Definition {
+        name: args.name.clone(),
         arms: args.arms.clone(),
         split: args.split,
         unit: args.unit.map(|u| match u {
@@ -143,27 +126,37 @@ fn spec(args: &Args) -> anyhow::Result<TrialSpec> {
             UnitArg::Client => Unit::Client,
             UnitArg::Prefix => Unit::Prefix,
         }),
-        matching,
+        prefixes: args.prefixes.clone(),
+        ports: args.ports.clone(),
+        policy: args.policy.clone(),
+        rule: args.rule.clone(),
         cgroup: args.cgroup.clone(),
-        stop: match (args.duration, args.until_confident) {
-            (Some(d), _) => Stop::For(d),
-            (None, true) => Stop::UntilConfident {
-                max: args.max_duration,
-            },
-            (None, false) => anyhow::bail!("say how long: --duration TIME or --until-confident"),
-        },
-        look_every: args.interval,
-        seed: args.seed.unwrap_or_else(crate::clock_seed),
+        duration: args.duration,
+        until_confident: args.until_confident.then_some(true),
+        max_duration: args.max_duration,
+        interval: args.interval,
+        seed: args.seed,
         ring_bytes: args.ring_size,
-        prefix: PrefixLengths {
-            v4: args.prefix_v4,
-            v6: args.prefix_v6,
-        },
-        guardrails: GuardrailBounds {
-            max_goodput_loss: args.guardrail_goodput,
-            max_retransmit_increase: args.guardrail_retransmit,
-        },
-    })
+        prefix_v4: args.prefix_v4,
+        prefix_v6: args.prefix_v6,
+        guardrail_goodput: args.guardrail_goodput,
+        guardrail_retransmit: args.guardrail_retransmit,
+        groups: args.groups,
+        textfile: args.textfile.clone(),
+    }
+}
+
+/// The flags over `--definition FILE` (read and checked before anything
+/// is attached).
+fn definition(args: &Args) -> anyhow::Result<Definition> {
+    use anyhow::Context as _;
+    let Some(file) = &args.definition else {
+        return Ok(flags(args));
+    };
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("read --definition {}", file.display()))?;
+    let from_file = Definition::parse(&file.display().to_string(), &text)?;
+    Ok(flags(args).over(from_file))
 }
 
 /// Runs `bbrkit trial`.
@@ -172,16 +165,17 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
         grace: Duration::from_secs(10),
         note: "the program's link closes with the process",
     })?;
-    let plan = bbrkit_trial_live::prepare(&spec(&args)?)?;
+    let def = definition(&args)?;
+    let plan = bbrkit_trial_live::prepare(&def.spec(crate::clock_seed())?)?;
     // Before anything is attached: an unwritable textfile fails now.
-    let mut textfile = match &args.textfile {
+    let mut textfile = match &def.textfile {
         Some(p) => Some(OutFile::create(p, "--textfile")?),
         None => None,
     };
     let textfile_to = TextfileTo {
-        path: args.textfile.clone(),
-        name: args.name.clone(),
-        groups: args.groups,
+        path: def.textfile.clone(),
+        name: def.name.clone(),
+        groups: def.groups(),
     };
     let mut progress = Progress::new(plan.seed);
     let mut write_error = None;
@@ -197,7 +191,7 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
     if global.json {
         crate::print_json(&report)?;
     } else {
-        crate::emit(&render::table(&report, args.groups))?;
+        crate::emit(&render::table(&report, def.groups()))?;
     }
     write_textfile(&textfile_to, &mut textfile, &report)?;
     if let Some(e) = write_error {

@@ -14,6 +14,11 @@ description:
     C("nothing_to_roll_back") of C(rollback); C(verify) never changes anything.
   - In check mode C(enable) and C(rollback) run with C(--dry-run), so the
     host is not touched and C(changed) says what would change.
+  - With C(policy), C(enable --policy FILE) attaches a per-connection policy;
+    in check mode the dry run reads C(policy_content) (the text the file
+    will have: the task deploying it has not written it), and the diff
+    between the policy attached now (bbrkit's copy) and the new one is
+    returned (shown with C(--diff)).
 options:
   command:
     description: The bbrkit command.
@@ -36,6 +41,17 @@ options:
     default: false
   root:
     description: C(--root DIR), an alternate filesystem root (tests).
+    type: path
+  policy:
+    description: C(enable --policy FILE), the policy file on the host.
+    type: path
+  policy_content:
+    description:
+      - The text of C(policy) as the play deploys it; in check mode the dry
+        run reads it from a temporary file, and the diff shows it.
+    type: str
+  cgroup:
+    description: C(enable --policy ... --cgroup PATH) (default the cgroup2 root).
     type: path
   ignore_checks:
     description:
@@ -62,13 +78,19 @@ rc:
 """
 
 import json
+import os
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
 
-def command_line(module, binary):
+def command_line(module, binary, policy=None):
     p = module.params
     cmd = [binary, "--json", p["command"]]
+    if policy:
+        cmd += ["--policy", policy]
+        if p["cgroup"]:
+            cmd += ["--cgroup", p["cgroup"]]
     if p["command"] == "enable":
         if p["cc"]:
             cmd += ["--cc", p["cc"]]
@@ -95,6 +117,28 @@ def changed(command, doc):
     return False
 
 
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (IOError, OSError):
+        return ""
+
+
+def attached_copy(module, binary, policy):
+    """(path, text) of bbrkit's copy of the policy attached now on the
+    cgroup, from a dry run (the real run rewrites it); text "" when none."""
+    cmd = command_line(module, binary, policy)
+    if "--dry-run" not in cmd:
+        cmd.append("--dry-run")
+    rc, out, _ = module.run_command(cmd)
+    try:
+        copy = (json.loads(out).get("policy") or {}).get("copy") or ""
+    except ValueError:
+        copy = ""
+    return copy, read(copy) if copy else ""
+
+
 def verify_outcome(module, doc, rc, result):
     ignored = set(module.params["ignore_checks"])
     failing = [c for c in doc["checks"] if not c["ok"]]
@@ -116,6 +160,9 @@ def main():
             qdisc=dict(type="str"),
             force=dict(type="bool", default=False),
             root=dict(type="path"),
+            policy=dict(type="path"),
+            policy_content=dict(type="str"),
+            cgroup=dict(type="path"),
             ignore_checks=dict(type="list", elements="str", default=[]),
             binary=dict(type="str", default="bbrkit"),
         ),
@@ -131,12 +178,34 @@ def main():
     if command == "verify" and module.check_mode:
         module.exit_json(changed=False, skipped=True, msg="verify skipped in check mode")
 
-    rc, out, err = module.run_command(command_line(module, binary))
+    policy = module.params["policy"]
+    content = module.params["policy_content"]
+    scratch = None
+    if policy and module.check_mode and content is not None:
+        # The file is not deployed in check mode: dry-run the text it will have.
+        fd, scratch = tempfile.mkstemp(prefix="bbrkit-policy-", suffix=".toml", dir=module.tmpdir)
+        with os.fdopen(fd, "w") as f:
+            f.write(content)
+    try:
+        if policy:
+            before_path, before = attached_copy(module, binary, scratch or policy)
+        rc, out, err = module.run_command(command_line(module, binary, scratch or policy))
+    finally:
+        if scratch:
+            os.unlink(scratch)
     try:
         doc = json.loads(out)
     except ValueError:
         module.fail_json(msg="bbrkit %s: exit %d: %s" % (command, rc, err.strip() or out.strip()), rc=rc)
+    if "error" in doc:
+        # Bad input or a failure to run (exit 2): bbrkit's one line.
+        module.fail_json(msg="bbrkit %s: exit %d: %s" % (command, rc, doc["error"]["message"]),
+                         rc=rc, bbrkit=doc, stderr=err)
     result = dict(changed=changed(command, doc), rc=rc, bbrkit=doc, stderr=err)
+    if policy and result["changed"] and rc == 0:
+        after = content if content is not None else read(policy)
+        result["diff"] = dict(before=before, after=after, after_header=policy,
+                              before_header=before_path or "(no policy attached)")
     if command == "verify":
         verify_outcome(module, doc, rc, result)
     elif rc != 0:

@@ -198,8 +198,15 @@ pub fn of(command: &str) -> Extra {
                     "sudo bbrkit trial --arms cubic,bbr --cgroup /sys/fs/cgroup/web --duration 1h --json",
                     "one cgroup's connections for an hour, as one JSON document",
                 ),
+                (
+                    "sudo bbrkit trial --definition /etc/bbrkit/trials/edge.toml --duration 10m",
+                    "the fleet's definition, its stop rule overridden by the flag",
+                ),
             ],
-            &[],
+            &[(
+                "/etc/bbrkit/trials/NAME.toml",
+                "a trial definition that bbrkit-trial@NAME.service runs",
+            )],
         ),
         // `fleet` and its `report` page.
         "fleet" | "report" => (
