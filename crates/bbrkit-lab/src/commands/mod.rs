@@ -10,12 +10,14 @@
 //! namespace ([`exec`]), so ending it ends everything it started.
 //!
 //! Per run the report keeps the client's exit code and the tail of its
-//! standard output, and the lab's own reading of the server's connections
-//! ([`sockets`]). `--hold` ([`hold`]) keeps one path up instead, for work
-//! by hand. Must never print; must never leave a command's process or the
+//! standard output, what a known load generator (curl, wrk) reported in
+//! it ([`client_report`]), and the lab's own reading of the server's
+//! connections ([`sockets`]). `--hold` ([`hold`]) keeps one path up
+//! instead, for work by hand. Must never print; must never leave a command's process or the
 //! cgroup behind (both go when [`run`] returns, whatever the outcome).
 
 pub mod cc;
+pub mod client_report;
 pub mod exec;
 pub mod hold;
 pub mod janitor;
@@ -134,6 +136,10 @@ pub struct CommandRun {
     pub stdout_bytes: u64,
     /// The last [`process::STDERR_TAIL`] bytes of its standard error.
     pub stderr: String,
+    /// What the client reported, if its output shows it is a known load
+    /// generator ([`client_report`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_report: Option<client_report::ClientReport>,
     /// The server command's exit code if it ended before the client did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_exit_code: Option<i32>,
@@ -375,13 +381,16 @@ fn one_run(
         attempt
     })?;
     let a = m.value;
+    let stdout = a.client.stdout.text();
+    let truncated = a.client.stdout.total > a.client.stdout.bytes.len() as u64;
     Ok(CommandRun {
+        client_report: client_report::ClientReport::read(&stdout, truncated),
         run,
         seed,
         exit_code: a.client.exit_code,
         stopped: a.client.exit_code.is_none(),
         elapsed_s: a.elapsed.as_secs_f64(),
-        stdout: a.client.stdout.text(),
+        stdout,
         stdout_bytes: a.client.stdout.total,
         stderr: a.client.stderr.text(),
         server_exit_code: a.server_exit,
