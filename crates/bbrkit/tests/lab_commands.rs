@@ -385,6 +385,101 @@ fn wrk_s_summary_is_read_into_the_report_and_the_table() {
     );
 }
 
+/// `--cc host --cgroup CG` under a live `bbrkit trial` on `CG` (the
+/// issue's comparison): the lab attaches nothing, nginx runs in the
+/// operator's cgroup, the trial's program gives each of its connections
+/// an arm, the lab reads both algorithms back from nginx's sockets and
+/// the trial records every connection; the cgroup, the operator's, is
+/// left. 20 connections drawn 50/50 per connection: both arms appear
+/// but with probability 2·2⁻²⁰.
+#[test]
+#[ignore = "needs root"]
+fn a_trial_on_the_cgroup_splits_the_server_command_s_connections() {
+    let _g = serial();
+    let nginx = Nginx::new();
+    let cg = Path::new("/sys/fs/cgroup/unified")
+        .join(format!("bbrkit-test-trial-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    /// Removes the test's cgroup however the test ends.
+    struct Rmdir(PathBuf);
+    impl Drop for Rmdir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _rmdir = Rmdir(cg.clone());
+    let cgs = cg.to_str().unwrap();
+    let mut trial = bbrkit()
+        .args(["trial", "--json", "--arms", "cubic,bbr", "--cgroup", cgs])
+        .args(["--duration", "20s", "--interval", "5s", "--seed", "36"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stop = Interrupt(trial.id());
+    let mut lines = BufReader::new(trial.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the trial ended early").unwrap();
+        if line.contains("attached to") {
+            break;
+        }
+    }
+    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let client = format!(
+        "for i in $(seq 20); do {} || exit; done",
+        nginx.client_cmd("")
+    );
+    let doc = lab_json(
+        &nginx,
+        &client,
+        &[
+            "--cc",
+            "host",
+            "--cgroup",
+            cgs,
+            "--delay",
+            "5ms",
+            "--runs",
+            "1",
+            "--duration",
+            "60s",
+        ],
+    );
+    assert_eq!(
+        (&doc["cc_on"], &doc["cgroup"], &doc["cgroup_created"]),
+        (&"host".into(), &cgs.into(), &false.into())
+    );
+    let run = &doc["conditions"][0]["results"][0]["runs"][0];
+    assert_eq!(run["exit_code"], 0, "{run}");
+    let c = &run["client_report"];
+    assert_eq!(
+        (&c["transfers"], &c["failed"]),
+        (&20.into(), &0.into()),
+        "{run}"
+    );
+    let k = &run["server_sockets"];
+    assert_eq!(k["connections"], 20, "{run}");
+    assert_eq!(
+        k["tcp_congestion"],
+        serde_json::json!(["bbr", "cubic"]),
+        "{run}"
+    );
+    let out = trial.wait_with_output().unwrap();
+    std::mem::forget(stop);
+    let stderr = rest.join().unwrap().join("\n");
+    assert!(out.status.success(), "{stderr}");
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(t["records"]["closed"], 20, "{stderr}");
+    let arms = t["overall"]["arms"].as_array().unwrap();
+    let per_arm: Vec<u64> = arms
+        .iter()
+        .map(|a| a["connections"].as_u64().unwrap())
+        .collect();
+    assert!(per_arm.iter().all(|&n| n > 0), "{per_arm:?}");
+    assert_eq!(per_arm.iter().sum::<u64>(), 20, "{per_arm:?}");
+    assert!(cg.exists(), "the operator's cgroup is theirs to remove");
+}
+
 /// A client still running at `--duration` is stopped and the run says so;
 /// its standard output is kept to the last 64 kB, counted in full.
 #[test]
