@@ -35,8 +35,7 @@ use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
 use crate::plan::{Plan, link_params};
-use crate::probe::ProbeResult;
-use crate::report::kernel_release;
+use crate::served::{ServedCgroup, ServedCondition, ServedHeader};
 use crate::session::{Event, Outcome, Session, run_seed};
 use crate::tester::CcOn;
 use crate::topology::{CLIENT_ADDR, SERVER_ADDR, Topology};
@@ -166,48 +165,21 @@ pub struct CommandResult {
 }
 
 /// One condition.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommandCondition {
-    /// Human label.
-    pub label: String,
-    /// The emulator it ran on.
-    pub emulator: EmulatorKind,
-    /// Its emulator parameters.
-    #[serde(flatten)]
-    pub link: LinkParams,
-    /// The ping before the runs.
-    pub probe: Option<ProbeResult>,
-    /// Per algorithm, in `--cc` order.
-    pub results: Vec<CommandResult>,
-}
+pub type CommandCondition = ServedCondition<CommandResult>;
 
 /// The report of `lab --server-cmd/--client-cmd`.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandsReport {
-    /// Always `commands`.
-    pub mode: &'static str,
-    /// `uname -r`.
-    pub kernel: String,
-    /// Per-run name prefix.
-    pub prefix: String,
-    /// The emulator the plan resolved to.
-    pub emulator: EmulatorKind,
-    /// Base seed.
-    pub seed: u64,
-    /// Runs per condition × algorithm.
-    pub runs: usize,
-    /// The longest a client may run, seconds.
-    pub duration_s: f64,
-    /// Where the algorithm was set (`host`: nowhere).
-    pub cc_on: CcOn,
+    /// `mode` (always `commands`) .. `cc_on`.
+    #[serde(flatten)]
+    pub header: ServedHeader,
     /// The server command.
     pub server_cmd: String,
     /// The client command.
     pub client_cmd: String,
-    /// The cgroup the server side ran in.
-    pub cgroup: PathBuf,
-    /// Whether the lab created (and removed) it.
-    pub cgroup_created: bool,
+    /// Where the server side ran.
+    #[serde(flatten)]
+    pub server_side: ServedCgroup,
     /// Per condition.
     pub conditions: Vec<CommandCondition>,
     /// BPF algorithms the lab registered for the run (filled by the caller).
@@ -224,19 +196,16 @@ pub struct LabCgroup {
     _janitor: Option<janitor::Janitor>,
 }
 
-/// Opens the server side's cgroup and says where it is.
-pub fn open_cgroup(c: &Commands, on_event: &mut dyn FnMut(Event<'_>)) -> Result<LabCgroup> {
+/// What a run and a held path set up first: the commands checked against
+/// `plan`, then the server side's cgroup opened (and said where it is).
+pub fn prepare(
+    c: &Commands,
+    plan: &Plan,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<LabCgroup> {
+    validate(c, plan)?;
     let cg = ServerCgroup::open(c.cgroup.as_deref())?;
-    let note = format!(
-        "server side runs in cgroup {}{}",
-        cg.path.display(),
-        if cg.created {
-            " (created for this run)"
-        } else {
-            ""
-        }
-    );
-    on_event(Event::Note(&note));
+    on_event(Event::Note(&cg.note()));
     let janitor = if cg.created {
         Some(janitor::Janitor::start(&c.launcher, &cg.path)?)
     } else {
@@ -257,11 +226,10 @@ pub fn run(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<CommandsReport> {
-    validate(c, plan)?;
+    let lab_cg = prepare(c, plan, on_event)?;
     let (Some(server), Some(client)) = (&c.server, &c.client) else {
         return Err(LabError::Invalid("--server-cmd and --client-cmd".into()));
     };
-    let lab_cg = open_cgroup(c, on_event)?;
     let cg = &lab_cg.cg;
     let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
     let mut s = Session::new(plan, topo, cancel, on_event, total);
@@ -271,18 +239,10 @@ pub fn run(
         conditions.push(condition(&mut s, c, cg, ci, cond, ckind)?);
     }
     Ok(CommandsReport {
-        mode: "commands",
-        kernel: kernel_release(),
-        prefix: topo.prefix.clone(),
-        emulator: kind,
-        seed: plan.seed,
-        runs: plan.runs,
-        duration_s: plan.duration.as_secs_f64(),
-        cc_on: plan.cc_on,
+        header: ServedHeader::new("commands", plan, topo, kind),
         server_cmd: server.clone(),
         client_cmd: client.clone(),
-        cgroup: cg.path.clone(),
-        cgroup_created: cg.created,
+        server_side: ServedCgroup::from(cg),
         conditions,
         bpf_algorithms: Vec::new(),
     })
@@ -353,24 +313,14 @@ fn one_run(
     (run, seed): (usize, u64),
 ) -> Result<CommandRun> {
     let (plan, cancel) = (s.plan, s.cancel);
+    // Both are there: `run` checked them.
+    let server_cmd = c.server.as_deref().unwrap_or_default();
+    let client_cmd = c.client.as_deref().unwrap_or_default();
     let _cc = cc::apply(s.topo, &cg.path, plan.cc_on, cc)?;
     let env = env(cc, run);
     let m = s.measure(kind, link, seed, &mut |topo, _| {
-        let server = Spawn {
-            launcher: &c.launcher,
-            netns: topo.server.fd(),
-            cgroup: Some(&cg.path),
-            command: c.server.as_deref().unwrap_or_default(),
-            env: &env,
-            keep_stdout: false,
-        };
-        let client = Spawn {
-            netns: topo.client.fd(),
-            cgroup: None,
-            command: c.client.as_deref().unwrap_or_default(),
-            keep_stdout: true,
-            ..server
-        };
+        let server = Spawn::server(&c.launcher, topo, &cg.path, server_cmd, &env);
+        let client = Spawn::client(&c.launcher, topo, client_cmd, &env);
         let attempt = attempt(topo, &server, &client, plan.duration, cancel);
         // Whatever the attempt did: nothing of the server may outlive it
         // (its PID namespace ends with it; the lab's own cgroup is also
@@ -541,6 +491,51 @@ mod tests {
         assert!(validate(&commands(None, None, true), &plan(&["bbr"], 1)).is_ok());
         let e = validate(&commands(None, None, true), &plan(&["bbr"], 2)).unwrap_err();
         assert!(e.to_string().contains("2 condition(s)"), "{e}");
+    }
+
+    /// The report's keys are those docs/lab.md documents, in its order
+    /// (the shared header and cgroup flattened in their places).
+    #[test]
+    fn the_report_keeps_its_documented_keys_in_order() {
+        let r = CommandsReport {
+            header: crate::served::ServedHeader {
+                mode: "commands",
+                kernel: "6.18".into(),
+                prefix: "bbrk1".into(),
+                emulator: EmulatorKind::Split,
+                seed: 36,
+                runs: 3,
+                duration_s: 30.0,
+                cc_on: CcOn::Sender,
+            },
+            server_cmd: "nginx".into(),
+            client_cmd: "curl".into(),
+            server_side: ServedCgroup {
+                cgroup: "/sys/fs/cgroup/x".into(),
+                cgroup_created: true,
+            },
+            conditions: Vec::new(),
+            bpf_algorithms: Vec::new(),
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            crate::served::json_keys(&json),
+            [
+                "mode",
+                "kernel",
+                "prefix",
+                "emulator",
+                "seed",
+                "runs",
+                "duration_s",
+                "cc_on",
+                "server_cmd",
+                "client_cmd",
+                "cgroup",
+                "cgroup_created",
+                "conditions"
+            ]
+        );
     }
 
     #[test]

@@ -16,23 +16,23 @@ use super::table::{common_kind, kind_name};
 /// Renders the report.
 pub fn table(r: &CommandsReport) -> String {
     let mut out = String::new();
-    let kind = common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
+    let kind = common_kind(r.conditions.iter().map(|c| c.emulator), r.header.emulator);
     let _ = writeln!(
         out,
         "bbrkit lab --server-cmd/--client-cmd: kernel {}, {} emulator, {} run(s), client stopped at {} s, seed {}",
-        r.kernel,
+        r.header.kernel,
         kind_name(kind),
-        r.runs,
-        r.duration_s,
-        r.seed
+        r.header.runs,
+        r.header.duration_s,
+        r.header.seed
     );
     let _ = writeln!(out, "server: {}", r.server_cmd);
     let _ = writeln!(out, "client: {}", r.client_cmd);
     let _ = writeln!(
         out,
         "server side in cgroup {}{}",
-        r.cgroup.display(),
-        if r.cgroup_created {
+        r.server_side.cgroup.display(),
+        if r.server_side.cgroup_created {
             " (created for the run, removed)"
         } else {
             ""
