@@ -138,10 +138,10 @@ fn fct_medians(results: &[CommandResult]) -> String {
         .flat_map(|r| &r.runs)
         .filter_map(|run| run.client_report.as_ref().map(ClientReport::tool))
         .collect();
-    let tool = if tools.iter().all(|t| *t == tools[0]) {
-        tools[0]
-    } else {
-        "mixed tools"
+    let tool = match tools.first() {
+        None => return String::new(),
+        Some(t) if tools.iter().all(|x| x == t) => *t,
+        Some(_) => "mixed tools",
     };
     let m: Vec<(&str, Option<f64>)> = results
         .iter()
