@@ -49,7 +49,8 @@ TEST="$TEST qemu-system-x86 busybox-static kmod cpio xz-utils zstd"
 # (crates/bbrkit/tests/lab_commands.rs, docs/lab.md):
 #   nginx-light  - serves a 4 MB file (config in a temp dir, no daemon)
 #   curl         - fetches it; its -w timings are the completion time
-TEST="$TEST nginx-light curl"
+#   wrk          - a load generator whose summary the lab reads
+TEST="$TEST nginx-light curl wrk"
 
 die() {
 	echo "bbrkit: $*" >&2

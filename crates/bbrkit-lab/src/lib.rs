@@ -16,6 +16,7 @@
 //! | [`compete`] | all algorithms at once: shares, Jain's index, RTT inflation |
 //! | [`workload`] | request/response traffic: server process, cgroup, clients, FCT |
 //! | [`commands`] | the operator's own server and client commands; `--hold` |
+//! | [`served`] | what the last two share: report header, cgroup, condition |
 //!
 //! Must never touch an interface, namespace or sysctl outside its own
 //! namespaces, nor a cgroup it did not create or was not given.
@@ -36,6 +37,7 @@ pub mod netns;
 pub mod plan;
 pub mod probe;
 pub mod report;
+pub mod served;
 pub mod session;
 pub mod settings;
 pub mod tcpinfo;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::process::{CommandProcess, Spawn};
-use super::{Commands, cc, env, open_cgroup, start_server, validate};
+use super::{Commands, cc, env, prepare, start_server};
 use crate::emulator::{Emulator, EmulatorKind};
 use crate::error::Result;
 use crate::netns::Netns;
@@ -77,10 +77,9 @@ pub fn hold(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<HoldReport> {
-    validate(c, plan)?;
+    let lab_cg = prepare(c, plan, on_event)?;
     let (cond, cc) = (&plan.conditions[0], &plan.algorithms[0]);
     let kind = condition_emulator(plan.emulator, kind, cond);
-    let lab_cg = open_cgroup(c, on_event)?;
     let cg = &lab_cg.cg;
     let cc_guard = cc::apply(topo, &cg.path, plan.cc_on, cc)?;
     let emu = Emulator::start_kind(topo, kind, plan.link(cond), plan.seed)?;
@@ -88,14 +87,7 @@ pub fn hold(
     let mut server = match &c.server {
         Some(cmd) => Some(start_server(
             topo,
-            &Spawn {
-                launcher: &c.launcher,
-                netns: topo.server.fd(),
-                cgroup: Some(&cg.path),
-                command: cmd,
-                env: &env,
-                keep_stdout: false,
-            },
+            &Spawn::server(&c.launcher, topo, &cg.path, cmd, &env),
             cancel,
         )?),
         None => None,

@@ -10,12 +10,14 @@
 //! namespace ([`exec`]), so ending it ends everything it started.
 //!
 //! Per run the report keeps the client's exit code and the tail of its
-//! standard output, and the lab's own reading of the server's connections
-//! ([`sockets`]). `--hold` ([`hold`]) keeps one path up instead, for work
-//! by hand. Must never print; must never leave a command's process or the
+//! standard output, what a known load generator (curl, wrk) reported in
+//! it ([`client_report`]), and the lab's own reading of the server's
+//! connections ([`sockets`]). `--hold` ([`hold`]) keeps one path up
+//! instead, for work by hand. Must never print; must never leave a command's process or the
 //! cgroup behind (both go when [`run`] returns, whatever the outcome).
 
 pub mod cc;
+pub mod client_report;
 pub mod exec;
 pub mod hold;
 pub mod janitor;
@@ -33,8 +35,7 @@ use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
 use crate::plan::Plan;
-use crate::probe::ProbeResult;
-use crate::report::kernel_release;
+use crate::served::{ServedCgroup, ServedCondition, ServedHeader};
 use crate::session::{Event, Outcome, Session, run_seed};
 use crate::tester::CcOn;
 use crate::topology::{CLIENT_ADDR, SERVER_ADDR, Topology};
@@ -134,6 +135,10 @@ pub struct CommandRun {
     pub stdout_bytes: u64,
     /// The last [`process::STDERR_TAIL`] bytes of its standard error.
     pub stderr: String,
+    /// What the client reported, if its output shows it is a known load
+    /// generator ([`client_report`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_report: Option<client_report::ClientReport>,
     /// The server command's exit code if it ended before the client did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_exit_code: Option<i32>,
@@ -160,48 +165,21 @@ pub struct CommandResult {
 }
 
 /// One condition.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommandCondition {
-    /// Human label.
-    pub label: String,
-    /// The emulator it ran on.
-    pub emulator: EmulatorKind,
-    /// Its emulator parameters.
-    #[serde(flatten)]
-    pub link: LinkParams,
-    /// The ping before the runs.
-    pub probe: Option<ProbeResult>,
-    /// Per algorithm, in `--cc` order.
-    pub results: Vec<CommandResult>,
-}
+pub type CommandCondition = ServedCondition<CommandResult>;
 
 /// The report of `lab --server-cmd/--client-cmd`.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandsReport {
-    /// Always `commands`.
-    pub mode: &'static str,
-    /// `uname -r`.
-    pub kernel: String,
-    /// Per-run name prefix.
-    pub prefix: String,
-    /// The emulator the plan resolved to.
-    pub emulator: EmulatorKind,
-    /// Base seed.
-    pub seed: u64,
-    /// Runs per condition × algorithm.
-    pub runs: usize,
-    /// The longest a client may run, seconds.
-    pub duration_s: f64,
-    /// Where the algorithm was set (`host`: nowhere).
-    pub cc_on: CcOn,
+    /// `mode` (always `commands`) .. `cc_on`.
+    #[serde(flatten)]
+    pub header: ServedHeader,
     /// The server command.
     pub server_cmd: String,
     /// The client command.
     pub client_cmd: String,
-    /// The cgroup the server side ran in.
-    pub cgroup: PathBuf,
-    /// Whether the lab created (and removed) it.
-    pub cgroup_created: bool,
+    /// Where the server side ran.
+    #[serde(flatten)]
+    pub server_side: ServedCgroup,
     /// Per condition.
     pub conditions: Vec<CommandCondition>,
     /// BPF algorithms the lab registered for the run (filled by the caller).
@@ -218,19 +196,16 @@ pub struct LabCgroup {
     _janitor: Option<janitor::Janitor>,
 }
 
-/// Opens the server side's cgroup and says where it is.
-pub fn open_cgroup(c: &Commands, on_event: &mut dyn FnMut(Event<'_>)) -> Result<LabCgroup> {
+/// What a run and a held path set up first: the commands checked against
+/// `plan`, then the server side's cgroup opened (and said where it is).
+pub fn prepare(
+    c: &Commands,
+    plan: &Plan,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<LabCgroup> {
+    validate(c, plan)?;
     let cg = ServerCgroup::open(c.cgroup.as_deref())?;
-    let note = format!(
-        "server side runs in cgroup {}{}",
-        cg.path.display(),
-        if cg.created {
-            " (created for this run)"
-        } else {
-            ""
-        }
-    );
-    on_event(Event::Note(&note));
+    on_event(Event::Note(&cg.note()));
     let janitor = if cg.created {
         Some(janitor::Janitor::start(&c.launcher, &cg.path)?)
     } else {
@@ -251,11 +226,10 @@ pub fn run(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<CommandsReport> {
-    validate(c, plan)?;
+    let lab_cg = prepare(c, plan, on_event)?;
     let (Some(server), Some(client)) = (&c.server, &c.client) else {
         return Err(LabError::Invalid("--server-cmd and --client-cmd".into()));
     };
-    let lab_cg = open_cgroup(c, on_event)?;
     let cg = &lab_cg.cg;
     let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
     let mut s = Session::new(plan, topo, cancel, on_event, total);
@@ -265,18 +239,10 @@ pub fn run(
         conditions.push(condition(&mut s, c, cg, ci, cond, ckind)?);
     }
     Ok(CommandsReport {
-        mode: "commands",
-        kernel: kernel_release(),
-        prefix: topo.prefix.clone(),
-        emulator: kind,
-        seed: plan.seed,
-        runs: plan.runs,
-        duration_s: plan.duration.as_secs_f64(),
-        cc_on: plan.cc_on,
+        header: ServedHeader::new("commands", plan, topo, kind),
         server_cmd: server.clone(),
         client_cmd: client.clone(),
-        cgroup: cg.path.clone(),
-        cgroup_created: cg.created,
+        server_side: ServedCgroup::from(cg),
         conditions,
         bpf_algorithms: Vec::new(),
     })
@@ -347,24 +313,14 @@ fn one_run(
     (run, seed): (usize, u64),
 ) -> Result<CommandRun> {
     let (plan, cancel) = (s.plan, s.cancel);
+    // Both are there: `run` checked them.
+    let server_cmd = c.server.as_deref().unwrap_or_default();
+    let client_cmd = c.client.as_deref().unwrap_or_default();
     let _cc = cc::apply(s.topo, &cg.path, plan.cc_on, cc)?;
     let env = env(cc, run);
     let m = s.measure(kind, link, seed, &mut |topo, _| {
-        let server = Spawn {
-            launcher: &c.launcher,
-            netns: topo.server.fd(),
-            cgroup: Some(&cg.path),
-            command: c.server.as_deref().unwrap_or_default(),
-            env: &env,
-            keep_stdout: false,
-        };
-        let client = Spawn {
-            netns: topo.client.fd(),
-            cgroup: None,
-            command: c.client.as_deref().unwrap_or_default(),
-            keep_stdout: true,
-            ..server
-        };
+        let server = Spawn::server(&c.launcher, topo, &cg.path, server_cmd, &env);
+        let client = Spawn::client(&c.launcher, topo, client_cmd, &env);
         let attempt = attempt(topo, &server, &client, plan.duration, cancel);
         // Whatever the attempt did: nothing of the server may outlive it
         // (its PID namespace ends with it; the lab's own cgroup is also
@@ -375,13 +331,16 @@ fn one_run(
         attempt
     })?;
     let a = m.value;
+    let stdout = a.client.stdout.text();
+    let truncated = a.client.stdout.total > a.client.stdout.bytes.len() as u64;
     Ok(CommandRun {
+        client_report: client_report::ClientReport::read(&stdout, truncated),
         run,
         seed,
         exit_code: a.client.exit_code,
         stopped: a.client.exit_code.is_none(),
         elapsed_s: a.elapsed.as_secs_f64(),
-        stdout: a.client.stdout.text(),
+        stdout,
         stdout_bytes: a.client.stdout.total,
         stderr: a.client.stderr.text(),
         server_exit_code: a.server_exit,
@@ -533,6 +492,51 @@ mod tests {
         assert!(validate(&commands(None, None, true), &plan(&["bbr"], 1)).is_ok());
         let e = validate(&commands(None, None, true), &plan(&["bbr"], 2)).unwrap_err();
         assert!(e.to_string().contains("2 condition(s)"), "{e}");
+    }
+
+    /// The report's keys are those docs/lab.md documents, in its order
+    /// (the shared header and cgroup flattened in their places).
+    #[test]
+    fn the_report_keeps_its_documented_keys_in_order() {
+        let r = CommandsReport {
+            header: crate::served::ServedHeader {
+                mode: "commands",
+                kernel: "6.18".into(),
+                prefix: "bbrk1".into(),
+                emulator: EmulatorKind::Split,
+                seed: 36,
+                runs: 3,
+                duration_s: 30.0,
+                cc_on: CcOn::Sender,
+            },
+            server_cmd: "nginx".into(),
+            client_cmd: "curl".into(),
+            server_side: ServedCgroup {
+                cgroup: "/sys/fs/cgroup/x".into(),
+                cgroup_created: true,
+            },
+            conditions: Vec::new(),
+            bpf_algorithms: Vec::new(),
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            crate::served::json_keys(&json),
+            [
+                "mode",
+                "kernel",
+                "prefix",
+                "emulator",
+                "seed",
+                "runs",
+                "duration_s",
+                "cc_on",
+                "server_cmd",
+                "client_cmd",
+                "cgroup",
+                "cgroup_created",
+                "conditions"
+            ]
+        );
     }
 
     #[test]

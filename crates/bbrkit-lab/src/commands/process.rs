@@ -16,6 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::{LabError, Result};
+use crate::topology::Topology;
 use crate::workload::server::{NETNS_FD, ServerLauncher, with_namespace_fd};
 
 /// How much of a client's standard output a run keeps (the last bytes).
@@ -38,6 +39,45 @@ pub struct Spawn<'a> {
     pub env: &'a [(&'static str, String)],
     /// Keep its standard output (else it goes to /dev/null).
     pub keep_stdout: bool,
+}
+
+impl<'a> Spawn<'a> {
+    /// The server command: in `topo`'s server namespace and `cgroup`, its
+    /// output discarded (the same for a run and a held path).
+    pub fn server(
+        launcher: &'a ServerLauncher,
+        topo: &'a Topology,
+        cgroup: &'a Path,
+        command: &'a str,
+        env: &'a [(&'static str, String)],
+    ) -> Spawn<'a> {
+        Spawn {
+            launcher,
+            netns: topo.server.fd(),
+            cgroup: Some(cgroup),
+            command,
+            env,
+            keep_stdout: false,
+        }
+    }
+
+    /// The client command: in `topo`'s client namespace, in no cgroup of
+    /// the lab's, its output kept.
+    pub fn client(
+        launcher: &'a ServerLauncher,
+        topo: &'a Topology,
+        command: &'a str,
+        env: &'a [(&'static str, String)],
+    ) -> Spawn<'a> {
+        Spawn {
+            launcher,
+            netns: topo.client.fd(),
+            cgroup: None,
+            command,
+            env,
+            keep_stdout: true,
+        }
+    }
 }
 
 /// The last bytes of a stream, and how many it carried in all.

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{LabError, Result};
+use crate::served::ServedCgroup;
 
 /// The prefix of the cgroups the lab creates (`bbrkit-lab-<pid>`).
 pub const PREFIX: &str = "bbrkit-lab-";
@@ -42,6 +43,31 @@ pub struct ServerCgroup {
     pub path: PathBuf,
     /// Whether the lab created it (and so removes it).
     pub created: bool,
+}
+
+impl From<&ServerCgroup> for ServedCgroup {
+    fn from(cg: &ServerCgroup) -> Self {
+        ServedCgroup {
+            cgroup: cg.path.clone(),
+            cgroup_created: cg.created,
+        }
+    }
+}
+
+impl ServerCgroup {
+    /// `server side runs in cgroup PATH[ (created for this run)]`: the
+    /// note `--workload` and `--server-cmd` send when they open it.
+    pub fn note(&self) -> String {
+        format!(
+            "server side runs in cgroup {}{}",
+            self.path.display(),
+            if self.created {
+                " (created for this run)"
+            } else {
+                ""
+            }
+        )
+    }
 }
 
 impl ServerCgroup {

@@ -26,8 +26,7 @@ use crate::emulator::model::LinkParams;
 use crate::emulator::{EmulatorKind, EmulatorReport};
 use crate::error::{LabError, Result};
 use crate::plan::{HOST_CC, Plan};
-use crate::probe::ProbeResult;
-use crate::report::kernel_release;
+use crate::served::{ServedCgroup, ServedCondition, ServedHeader};
 use crate::session::{Event, Outcome, Session, run_seed};
 use crate::tester::CcOn;
 use crate::topology::{SERVER_ADDR, Topology};
@@ -115,46 +114,19 @@ pub struct WorkloadResult {
 }
 
 /// One condition.
-#[derive(Debug, Clone, Serialize)]
-pub struct WorkloadCondition {
-    /// Human label.
-    pub label: String,
-    /// The emulator it ran on.
-    pub emulator: EmulatorKind,
-    /// Its emulator parameters.
-    #[serde(flatten)]
-    pub link: LinkParams,
-    /// The ping before the runs.
-    pub probe: Option<ProbeResult>,
-    /// Per algorithm, in `--cc` order.
-    pub results: Vec<WorkloadResult>,
-}
+pub type WorkloadCondition = ServedCondition<WorkloadResult>;
 
 /// The report of `lab --workload`.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadReport {
-    /// Always `workload`.
-    pub mode: &'static str,
-    /// `uname -r`.
-    pub kernel: String,
-    /// Per-run name prefix.
-    pub prefix: String,
-    /// The emulator the plan resolved to.
-    pub emulator: EmulatorKind,
-    /// Base seed.
-    pub seed: u64,
-    /// Runs per condition × algorithm.
-    pub runs: usize,
-    /// Time new requests start per run, seconds.
-    pub duration_s: f64,
-    /// Where the algorithm was set (`host`: nowhere).
-    pub cc_on: CcOn,
+    /// `mode` (always `workload`) .. `cc_on`.
+    #[serde(flatten)]
+    pub header: ServedHeader,
     /// The workload.
     pub workload: WorkloadInfo,
-    /// The cgroup the server side ran in.
-    pub cgroup: PathBuf,
-    /// Whether the lab created (and removed) it.
-    pub cgroup_created: bool,
+    /// Where the server side ran.
+    #[serde(flatten)]
+    pub server_side: ServedCgroup,
     /// Per condition.
     pub conditions: Vec<WorkloadCondition>,
     /// BPF algorithms the lab registered for the run (filled by the caller).
@@ -181,16 +153,7 @@ pub fn run(
 ) -> Result<WorkloadReport> {
     validate(w)?;
     let cg = ServerCgroup::open(w.cgroup.as_deref())?;
-    let note = format!(
-        "server side runs in cgroup {}{}",
-        cg.path.display(),
-        if cg.created {
-            " (created for this run)"
-        } else {
-            ""
-        }
-    );
-    on_event(Event::Note(&note));
+    on_event(Event::Note(&cg.note()));
     let total = plan.conditions.len() * plan.algorithms.len() * plan.runs;
     let mut s = Session::new(plan, topo, cancel, on_event, total);
     let mut conditions = Vec::new();
@@ -199,21 +162,13 @@ pub fn run(
         conditions.push(condition(&mut s, w, &cg, ci, cond, ckind)?);
     }
     Ok(WorkloadReport {
-        mode: "workload",
-        kernel: kernel_release(),
-        prefix: topo.prefix.clone(),
-        emulator: kind,
-        seed: plan.seed,
-        runs: plan.runs,
-        duration_s: plan.duration.as_secs_f64(),
-        cc_on: plan.cc_on,
+        header: ServedHeader::new("workload", plan, topo, kind),
         workload: WorkloadInfo {
             objects: w.objects,
             clients: w.clients,
             keepalive: w.keepalive,
         },
-        cgroup: cg.path.clone(),
-        cgroup_created: cg.created,
+        server_side: ServedCgroup::from(&cg),
         conditions,
         bpf_algorithms: Vec::new(),
     })
@@ -332,5 +287,60 @@ fn pooled(cc: &str, runs: Vec<(WorkloadRun, ServerStats)>) -> WorkloadResult {
         classes: fct_by_class(&all),
         server_tcp_congestion: names,
         runs: runs.into_iter().map(|r| r.0).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report's keys are those docs/lab.md documents (a schema `sim
+    /// --workload` shares), in its order.
+    #[test]
+    fn the_report_keeps_its_documented_keys_in_order() {
+        let r = WorkloadReport {
+            header: ServedHeader {
+                mode: "workload",
+                kernel: "6.18".into(),
+                prefix: "bbrk1".into(),
+                emulator: EmulatorKind::Split,
+                seed: 36,
+                runs: 3,
+                duration_s: 30.0,
+                cc_on: CcOn::Sender,
+            },
+            workload: WorkloadInfo {
+                objects: WorkloadSpec::Web,
+                clients: 8,
+                keepalive: false,
+            },
+            server_side: ServedCgroup {
+                cgroup: "/sys/fs/cgroup/x".into(),
+                cgroup_created: true,
+            },
+            conditions: Vec::new(),
+            bpf_algorithms: Vec::new(),
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            crate::served::json_keys(&json),
+            [
+                "mode",
+                "kernel",
+                "prefix",
+                "emulator",
+                "seed",
+                "runs",
+                "duration_s",
+                "cc_on",
+                "workload",
+                "objects",
+                "clients",
+                "keepalive",
+                "cgroup",
+                "cgroup_created",
+                "conditions"
+            ]
+        );
     }
 }

@@ -16,7 +16,8 @@ use super::table::kind_name;
 pub fn table(r: &WorkloadReport) -> String {
     let mut out = String::new();
     let w = &r.workload;
-    let kind = super::table::common_kind(r.conditions.iter().map(|c| c.emulator), r.emulator);
+    let kind =
+        super::table::common_kind(r.conditions.iter().map(|c| c.emulator), r.header.emulator);
     let conn = if w.keepalive {
         "one connection per client (keep-alive)"
     } else {
@@ -25,19 +26,19 @@ pub fn table(r: &WorkloadReport) -> String {
     let _ = writeln!(
         out,
         "bbrkit lab --workload: kernel {}, {} emulator, {} client(s) fetching {}, {conn}, {} run(s) x {} s, seed {}",
-        r.kernel,
+        r.header.kernel,
         kind_name(kind),
         w.clients,
         w.objects.label(),
-        r.runs,
-        r.duration_s,
-        r.seed
+        r.header.runs,
+        r.header.duration_s,
+        r.header.seed
     );
     let _ = writeln!(
         out,
         "server side in cgroup {}{}",
-        r.cgroup.display(),
-        if r.cgroup_created {
+        r.server_side.cgroup.display(),
+        if r.server_side.cgroup_created {
             " (created for the run, removed)"
         } else {
             ""
