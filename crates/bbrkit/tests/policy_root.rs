@@ -19,6 +19,8 @@ mod child_cgroup;
 mod netns;
 
 mod common;
+#[path = "foreign_sockops/mod.rs"]
+mod foreign_sockops;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -566,5 +568,139 @@ fn a_child_cgroup_made_again_after_a_reboot_gets_its_policy_back() {
         assert_eq!(sb.programs(), 0, "nothing attached");
         assert!(!Path::new(sockops::PIN_ROOT).exists(), "no pin left");
         assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
+    });
+}
+
+/// An algorithm registered here that is neither `a` nor `b`.
+fn third(a: &str, b: &str) -> String {
+    let avail = common::sysctl_get("net.ipv4.tcp_available_congestion_control");
+    avail
+        .split_whitespace()
+        .find(|c| *c != a && *c != b)
+        .unwrap_or_else(|| panic!("a third algorithm in {avail}"))
+        .to_string()
+}
+
+/// The policy's counters of rule 2 (`remote_port 7445`): (assigned, kept_app).
+fn upstream_counters(cg: &Path) -> (u64, u64) {
+    let dir = sockops::default_pin_dir(cgroup::cgroup_id(cg).unwrap());
+    let a = sockops::Attachment::open(&dir).unwrap();
+    let c = a.maps().counters().unwrap();
+    let arm = c.arms.iter().find(|a| a.rule == 1).unwrap();
+    (arm.assigned, arm.kept_app)
+}
+
+/// Issue 33 item 2: another sock_ops program that sets the algorithm,
+/// attached to the policy cgroup's parent and then to a child of it. On the
+/// parent it runs after the policy, for the policy's own sockets: its
+/// algorithm wins and the policy counts `assigned`. On the child it runs
+/// first, for the child's sockets: its algorithm wins again, and the
+/// policy, seeing the choice made, counts `kept_app`. Either way `verify`
+/// fails `policy.<cg>.foreign` and `doctor` names the program (id, name,
+/// cgroup), and `bbrkit metrics` counts it.
+#[test]
+#[ignore = "needs root"]
+fn a_foreign_program_on_a_parent_or_a_child_cgroup_wins_and_is_reported() {
+    in_sandbox(|sb| {
+        let (default, other) = default_and_other();
+        let foreign_cc = third(&default, other);
+        let files = tempfile::tempdir().unwrap();
+        let f = policy(files.path(), "p.toml", other);
+        let cg = sb.cgroup.join("policy");
+        let child = cg.join("app");
+        std::fs::create_dir_all(&child).unwrap();
+        let (r, c) = (sb.root(), cg.to_str().unwrap());
+        ok(&[
+            "enable",
+            "--policy",
+            f.to_str().unwrap(),
+            "--cgroup",
+            c,
+            "--root",
+            r,
+        ]);
+        assert_eq!(active(&cg, 7445), other, "the policy alone");
+        let v = ok(&["verify", "--root", r]);
+        assert!(v.contains(&format!("ok   policy.{c}.foreign=none")), "{v}");
+        let foreign_line = |out: &str, place: &str, on: &Path, name: &str| {
+            out.lines()
+                .any(|l| l.contains(&format!("({name}) on {}, {place}", on.display())))
+        };
+
+        // On the parent: runs after the policy; its algorithm wins.
+        let parent = foreign_sockops::Foreign::attach(&sb.cgroup, &foreign_cc);
+        let before = upstream_counters(&cg);
+        assert_eq!(
+            active(&cg, 7445),
+            foreign_cc,
+            "the parent's program runs last"
+        );
+        let after = upstream_counters(&cg);
+        assert_eq!(
+            (after.0 - before.0, after.1 - before.1),
+            (1, 0),
+            "assigned, then replaced"
+        );
+        let o = run(&["verify", "--root", r], &[]);
+        let v = stdout(&o);
+        assert_eq!(code(&o), 1, "{v}");
+        assert!(
+            v.contains(&format!("FAIL policy.{c}.foreign=1 program(s)")),
+            "{v}"
+        );
+        assert!(
+            foreign_line(&v, "an ancestor", &sb.cgroup, &parent.name),
+            "{v}"
+        );
+        let o = run(&["doctor", "--root", r], &[]);
+        let d = stdout(&o);
+        assert_eq!(code(&o), 1, "{d}");
+        assert!(d.contains("WARNING [policy_foreign_sockops]"), "{d}");
+        assert!(
+            foreign_line(&d, "an ancestor", &sb.cgroup, &parent.name),
+            "{d}"
+        );
+        let m = ok(&["metrics", "--root", r]);
+        let id = cgroup::cgroup_id(&cg).unwrap();
+        assert!(
+            m.contains(&format!(
+                "bbrkit_policy_foreign_programs{{cgroup_id=\"{id}\"}} 1\n"
+            )),
+            "{m}"
+        );
+        drop(parent);
+
+        // On a child: runs first for the child's sockets; the policy keeps
+        // the choice made (kept_app); the policy's own sockets are untouched.
+        let kid = foreign_sockops::Foreign::attach(&child, &foreign_cc);
+        let before = upstream_counters(&cg);
+        assert_eq!(
+            active(&child, 7445),
+            foreign_cc,
+            "the child's program runs first"
+        );
+        let after = upstream_counters(&cg);
+        assert_eq!((after.0 - before.0, after.1 - before.1), (0, 1), "kept_app");
+        assert_eq!(active(&cg, 7445), other, "the policy's cgroup itself");
+        let o = run(&["verify", "--root", r], &[]);
+        let v = stdout(&o);
+        assert_eq!(code(&o), 1, "{v}");
+        assert!(foreign_line(&v, "a descendant", &child, &kid.name), "{v}");
+        let d = stdout(&run(&["doctor", "--root", r], &[]));
+        assert!(foreign_line(&d, "a descendant", &child, &kid.name), "{d}");
+        drop(kid);
+
+        let v = ok(&["verify", "--root", r]);
+        assert!(v.contains(&format!("ok   policy.{c}.foreign=none")), "{v}");
+        let m = ok(&["metrics", "--root", r]);
+        assert!(
+            m.contains(&format!(
+                "bbrkit_policy_foreign_programs{{cgroup_id=\"{id}\"}} 0\n"
+            )),
+            "{m}"
+        );
+        ok(&["rollback", "--root", r]);
+        std::fs::remove_dir(&child).unwrap();
+        std::fs::remove_dir(&cg).unwrap();
     });
 }

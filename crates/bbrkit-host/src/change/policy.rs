@@ -10,9 +10,10 @@
 //!             attach + pin in the free dir of A/B        ("policy-pinned")
 //!             detach the old one (a replaced policy)     ("policy-attached")
 //!   verify:   the link pin's cgroup is the cgroup; maps read back == the copy;
+//!             no other sock_ops program on it, an ancestor or a descendant;
 //!             live connections agreeing / disagreeing with decide()
 //!   doctor:   map pins without a link, a policy program without a pin, rules
-//!             no connection matched, another sock_ops program on the cgroup
+//!             no connection matched, other sock_ops programs around the cgroup
 //!   rollback: detach both dirs of every recorded cgroup (the copy is a file)
 //!   boot:     re-attach every recorded policy from its copy
 //! ```
@@ -461,7 +462,7 @@ fn reattach_one(
 #[path = "policy_judge.rs"]
 mod judge;
 use judge::attached;
-pub use judge::{agreement, checks, findings, governed};
+pub use judge::{agreement, checks, findings, foreign_programs, governed};
 
 #[cfg(test)]
 #[path = "policy_tests.rs"]

@@ -7,6 +7,7 @@ use bbrkit_policy::Compiled;
 
 use super::{PolicyLive, PolicyRecord, compile};
 use crate::host::Established;
+use crate::live::Foreign;
 use crate::outcome::{Check, CheckName, Finding, FindingId, Level};
 use crate::snapshot::Snapshot;
 
@@ -122,6 +123,31 @@ pub fn checks(snap: &Snapshot) -> Vec<Check> {
             format!("equal to {}", r.copy.display()),
             detail,
         ));
+        if let Some((_, found)) = foreign_programs(snap)
+            .into_iter()
+            .find(|(c, _)| *c == r.cgroup.as_path())
+        {
+            let (ok, value, detail) = match found {
+                Ok(f) if f.is_empty() => (true, "none".to_string(), String::new()),
+                Ok(f) => (
+                    false,
+                    format!("{} program(s)", f.len()),
+                    f.iter()
+                        .map(Foreign::evidence)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                Err(e) => (false, "unreadable".to_string(), e.to_string()),
+            };
+            out.push(Check::new(
+                CheckName::PolicyForeign,
+                ok,
+                format!("policy.{cg}.foreign"),
+                value,
+                "none",
+                detail,
+            ));
+        }
         if let (Some((_, l)), Some(Ok((_, c)))) = (att, &want) {
             let socks = snap.sockets.as_deref().unwrap_or_default();
             let (agree, disagree) = agreement(c, socks);
@@ -140,6 +166,28 @@ pub fn checks(snap: &Snapshot) -> Vec<Check> {
         }
     }
     out
+}
+
+/// The programs around each recorded policy's cgroup that are not bbrkit's
+/// pinned policies (`Err`: they could not be listed).
+pub fn foreign_programs(snap: &Snapshot) -> Vec<(&Path, Result<Vec<Foreign>, &str>)> {
+    let pinned: Vec<u32> = snap
+        .policy
+        .pins
+        .iter()
+        .filter_map(|p| p.live.as_ref().ok().map(|l| l.link_id))
+        .collect();
+    snap.policy
+        .programs
+        .iter()
+        .map(|(cg, around)| {
+            let found = around
+                .as_ref()
+                .map(|a| crate::live::foreign(a, cg, &pinned))
+                .map_err(String::as_str);
+            (cg.as_path(), found)
+        })
+        .collect()
 }
 
 /// `doctor`: map pins without a link, a policy program without a pin,
@@ -162,19 +210,10 @@ pub fn findings(snap: &Snapshot) -> Vec<Finding> {
             "left by an interrupted apply; `bbrkit rollback` (or `bbrkit enable --policy` again) removes them",
         ));
     }
-    let pinned: Vec<u32> = snap
-        .policy
-        .pins
-        .iter()
-        .filter_map(|p| p.live.as_ref().ok().map(|l| l.link_id))
-        .collect();
-    for (cg, progs) in &snap.policy.programs {
-        let Ok(progs) = progs else { continue };
-        let unpinned: Vec<String> = progs
-            .iter()
-            .filter(|p| p.ours && !p.link_id.is_some_and(|l| pinned.contains(&l)))
-            .map(|p| format!("program {} ({})", p.id, p.name))
-            .collect();
+    for (cg, found) in foreign_programs(snap) {
+        let Ok(found) = found else { continue };
+        let (held, others): (Vec<Foreign>, Vec<Foreign>) = found.into_iter().partition(|f| f.ours);
+        let unpinned: Vec<String> = held.iter().map(Foreign::evidence).collect();
         if !unpinned.is_empty() {
             out.push(Finding::new(
                 FindingId::PolicyWithoutPin,
@@ -187,13 +226,9 @@ pub fn findings(snap: &Snapshot) -> Vec<Finding> {
                 "a process holds it (a trial, policy_peer); it goes when that process ends",
             ));
         }
-        let foreign: Vec<String> = progs
-            .iter()
-            .filter(|p| !p.ours)
-            .map(|p| format!("program {} ({})", p.id, p.name))
-            .collect();
+        let foreign: Vec<String> = others.iter().map(Foreign::evidence).collect();
         if !foreign.is_empty() {
-            out.push(Finding::new(FindingId::PolicyForeignSockops, Level::Warning, format!("another sock_ops program runs for {}", cg.display()), foreign, "it may set the algorithm too (bpftune's tcp_conn_tuner does); the program that runs last wins: stop it, or check `bbrkit verify`'s policy lines"));
+            out.push(Finding::new(FindingId::PolicyForeignSockops, Level::Warning, format!("{} other sock_ops program(s) can set the algorithm of the policy's sockets on {}", foreign.len(), cg.display()), foreign, "a program on an ancestor, or on the cgroup attached after the policy, runs after it and its setsockopt replaces the policy's algorithm; one on a descendant, or attached before, runs first and the policy keeps its choice (kept_app). Stop or detach it (bpftune, Cilium, a trial), or move the policy to a cgroup it does not share"));
         }
     }
     for r in &snap.policy.records {

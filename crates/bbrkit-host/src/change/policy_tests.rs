@@ -98,6 +98,7 @@ fn enable_records_copies_attaches_verifies_and_rollback_undoes_it() {
         [
             CheckName::PolicyAttached,
             CheckName::PolicyMaps,
+            CheckName::PolicyForeign,
             CheckName::PolicyConnections
         ]
     );
@@ -234,7 +235,78 @@ fn doctor_names_half_pins_unpinned_and_foreign_programs() {
         .iter()
         .find(|x| x.id == FindingId::PolicyWithoutPin)
         .unwrap();
-    assert_eq!(x.evidence, ["program 2 (bkpol_sockops)"]);
+    assert_eq!(
+        x.evidence,
+        [
+            "program 2 (bkpol_sockops) (bbrkit's program held by a process: a trial) on /sys/fs/cgroup, the policy's cgroup, attached after it: runs after the policy, its setsockopt replaces the policy's algorithm"
+        ]
+    );
+}
+
+/// Programs on an ancestor, on the cgroup before and after the policy, and
+/// on a descendant are each named with where they run; one on a sibling is
+/// not; verify fails until they are gone.
+#[test]
+fn verify_and_doctor_name_programs_around_the_policys_cgroup() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    let web = PathBuf::from("/sys/fs/cgroup/web");
+    f.live().cgroups.insert(web.clone(), 5);
+    let mut o = opts(&file, false);
+    o.policy.as_mut().unwrap().cgroup = Some(web.clone());
+    enable::run(&mut f.host, &o).unwrap();
+    let foreign_check = |f: &Fixture| {
+        let v = verify::run(&f.host, None).unwrap();
+        let c = v
+            .checks
+            .iter()
+            .find(|c| c.name == CheckName::PolicyForeign)
+            .cloned()
+            .expect("a policy_foreign check");
+        (v.ok, c)
+    };
+    let (ok, c) = foreign_check(&f);
+    assert!(ok && c.ok && c.value == "none", "{c:?}");
+    let link = f.host.live.policy_pins[0].live.as_ref().unwrap().link_id;
+    let prog = |id, name: &str| SockOpsProgram {
+        id,
+        name: name.into(),
+        link_id: None,
+        ours: false,
+    };
+    let so = &mut f.live().sock_ops;
+    so.insert("/sys/fs/cgroup".into(), vec![prog(7, "tcp_conn_tuner")]);
+    so.insert(
+        web.clone(),
+        vec![prog(8, "early"), ours(1, link), prog(9, "late")],
+    );
+    so.insert(web.join("api"), vec![prog(10, "child")]);
+    so.insert("/sys/fs/cgroup/other".into(), vec![prog(11, "sibling")]);
+    let (ok, c) = foreign_check(&f);
+    assert!(!ok && !c.ok, "{c:?}");
+    assert_eq!(c.key, "policy./sys/fs/cgroup/web.foreign");
+    assert_eq!(c.value, "4 program(s)");
+    for want in [
+        "program 7 (tcp_conn_tuner) on /sys/fs/cgroup, an ancestor: runs after",
+        "program 8 (early) on /sys/fs/cgroup/web, the policy's cgroup, attached before it: runs first",
+        "program 9 (late) on /sys/fs/cgroup/web, the policy's cgroup, attached after it: runs after",
+        "program 10 (child) on /sys/fs/cgroup/web/api, a descendant: runs first",
+    ] {
+        assert!(c.detail.contains(want), "{want} in {}", c.detail);
+    }
+    assert!(!c.detail.contains("sibling"), "{}", c.detail);
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::PolicyForeignSockops)
+        .unwrap();
+    assert_eq!(x.evidence.len(), 4, "{x:?}");
+    assert!(
+        x.evidence[0].starts_with("program 7 (tcp_conn_tuner) on /sys/fs/cgroup,"),
+        "{x:?}"
+    );
+    f.live().sock_ops.clear();
+    assert!(foreign_check(&f).0);
 }
 
 #[test]
