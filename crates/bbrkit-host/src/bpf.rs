@@ -309,6 +309,12 @@ pub fn sock_ops_around(path: &Path, mount: &Path) -> Result<Around, String> {
     sockops::cgroup::sock_ops_around(path, mount).map_err(|e| bbrkit_diag::error_chain(&e))
 }
 
+/// The cgroup whose exclusive sock_ops attachment refuses a link on
+/// `path` (`path` or an ancestor up to the cgroup2 mount `mount`).
+pub fn sock_ops_exclusive(path: &Path, mount: &Path) -> Result<Option<PathBuf>, String> {
+    sockops::cgroup::sock_ops_exclusive(path, mount).map_err(|e| bbrkit_diag::error_chain(&e))
+}
+
 /// Attaches `compiled` to `cgroup` and pins it in `dir`: the link pin is
 /// the commit point (a kill before it leaves nothing attached).
 pub fn attach_policy(compiled: &Compiled, cgroup: &Path, dir: &Path) -> Result<(), HostError> {

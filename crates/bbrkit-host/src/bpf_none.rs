@@ -177,6 +177,11 @@ pub fn sock_ops_around(_: &Path, _: &Path) -> Result<Around, String> {
     Err(WITHOUT_BPF.to_string())
 }
 
+/// None: nothing is read without BPF support (attaching is refused).
+pub fn sock_ops_exclusive(_: &Path, _: &Path) -> Result<Option<PathBuf>, String> {
+    Ok(None)
+}
+
 /// Refused: [`WITHOUT_BPF`].
 pub fn attach_policy(_: &Compiled, _: &Path, _: &Path) -> Result<(), HostError> {
     Err(policy_refused())

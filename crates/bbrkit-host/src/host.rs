@@ -193,6 +193,9 @@ pub trait Host {
     /// The sock_ops programs attached to cgroup `path`, to its ancestors
     /// and to its descendants, by cgroup (those with any).
     fn sock_ops_around(&self, path: &Path) -> Result<Around, String>;
+    /// The cgroup (`path` or an ancestor) whose exclusive, legacy sock_ops
+    /// attachment makes the kernel refuse a policy's link on `path`.
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String>;
 }
 
 /// Changes the host. Files are written through [`crate::atomic`] under

@@ -704,3 +704,81 @@ fn a_foreign_program_on_a_parent_or_a_child_cgroup_wins_and_is_reported() {
         std::fs::remove_dir(&cg).unwrap();
     });
 }
+
+/// Detaches every bpffs at /sys/fs/bpf in this thread's private mount
+/// namespace (the sandbox's, and one the host may have underneath).
+fn unmount_bpffs() {
+    for _ in 0..4 {
+        // SAFETY: a NUL-terminated literal; the mount namespace is this
+        // thread's own (the sandbox's), nothing propagates to the host.
+        let rc = unsafe { libc::umount2(c"/sys/fs/bpf".as_ptr(), libc::MNT_DETACH) };
+        if rc != 0 {
+            break;
+        }
+    }
+}
+
+/// Issue 33 item 5: what attaching needs is checked in the plan, before
+/// anything is written: with no bpffs at /sys/fs/bpf, or next to a legacy
+/// exclusive sock_ops attachment on the cgroup's parent or the cgroup
+/// itself, `enable --policy` is one line `bbrkit: ...` with the fix, exit 2,
+/// no file under `--root` (not the copy, not the boot unit), nothing
+/// attached — not the bare EPERM the link attach or the pin would give.
+#[test]
+#[ignore = "needs root"]
+fn no_bpffs_or_an_exclusive_attachment_is_refused_before_anything_is_written() {
+    in_sandbox(|sb| {
+        let files = tempfile::tempdir().unwrap();
+        let good = policy(files.path(), "good.toml", "reno");
+        let cg = sb.cgroup.join("policy");
+        std::fs::create_dir(&cg).unwrap();
+        // The root boots with systemd: a plan that went on would write the unit.
+        std::fs::create_dir_all(sb.root.path().join("run/systemd/system")).unwrap();
+        let before = snapshot(sb.root.path());
+        let refused = |want: &str| {
+            let args = [
+                "enable",
+                "--policy",
+                good.to_str().unwrap(),
+                "--cgroup",
+                cg.to_str().unwrap(),
+                "--root",
+                sb.root(),
+            ];
+            let o = run(&args, &[]);
+            let err = stderr(&o);
+            assert_eq!(code(&o), 2, "{}", text(&o));
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.starts_with("bbrkit: --policy: ") && err.contains(want),
+                "{err}"
+            );
+            assert!(!err.contains("Operation not permitted"), "{err}");
+            assert_eq!(snapshot(sb.root.path()), before, "nothing written");
+            assert!(
+                cgroup::sock_ops_programs(&cg, true)
+                    .unwrap()
+                    .iter()
+                    .all(|p| !p.ours)
+            );
+        };
+
+        let parent = foreign_sockops::Foreign::attach_exclusive(&sb.cgroup, "reno");
+        refused(&format!(
+            "cgroup {} holds a sock_ops program attached exclusively",
+            sb.cg()
+        ));
+        drop(parent);
+        let own = foreign_sockops::Foreign::attach_exclusive(&cg, "reno");
+        refused(&format!(
+            "cgroup {} holds a sock_ops program attached exclusively",
+            cg.display()
+        ));
+        drop(own);
+
+        unmount_bpffs();
+        refused("/sys/fs/bpf is not bpffs (mount -t bpf bpf /sys/fs/bpf)");
+        assert!(!Path::new(sockops::PIN_ROOT).exists());
+        std::fs::remove_dir(&cg).unwrap();
+    });
+}

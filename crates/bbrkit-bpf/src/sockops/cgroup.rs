@@ -128,6 +128,12 @@ pub use bbrkit_policy::attached::SockOpsProgram;
 /// attached to it (`effective` = false), or every one its sockets run,
 /// ancestors' included (`effective` = true).
 fn query_ids(path: &Path, effective: bool) -> Result<Vec<u32>> {
+    query(path, effective).map(|(ids, _)| ids)
+}
+
+/// [`query_ids`] and the cgroup's attach flags (`BPF_F_ALLOW_*`, of the
+/// programs attached to it; 0 when none or exclusive).
+fn query(path: &Path, effective: bool) -> Result<(Vec<u32>, u32)> {
     let err = |source| BpfError::Query {
         cgroup: path.to_path_buf(),
         source,
@@ -136,15 +142,16 @@ fn query_ids(path: &Path, effective: bool) -> Result<Vec<u32>> {
     let mut ids = [0u32; QUERY_MAX];
     let mut count = ids.len() as u32;
     let flags = if effective { BPF_F_QUERY_EFFECTIVE } else { 0 };
+    let mut attach_flags = 0u32;
     // SAFETY: `dir` is an open fd; `ids` has room for `count` ids and the
-    // kernel writes at most that many and the real count into `count`; the
-    // attach-flags pointer may be NULL.
+    // kernel writes at most that many and the real count into `count`;
+    // `attach_flags` is a u32 the kernel writes.
     let rc = unsafe {
         libbpf_sys::bpf_prog_query(
             dir.as_raw_fd(),
             libbpf_sys::BPF_CGROUP_SOCK_OPS,
             flags,
-            std::ptr::null_mut(),
+            &mut attach_flags,
             ids.as_mut_ptr(),
             &mut count,
         )
@@ -152,7 +159,44 @@ fn query_ids(path: &Path, effective: bool) -> Result<Vec<u32>> {
     if rc != 0 {
         return Err(err(std::io::Error::from_raw_os_error(-rc)));
     }
-    Ok(ids[..(count as usize).min(QUERY_MAX)].to_vec())
+    Ok((
+        ids[..(count as usize).min(QUERY_MAX)].to_vec(),
+        attach_flags,
+    ))
+}
+
+/// `BPF_F_ALLOW_OVERRIDE`, `BPF_F_ALLOW_MULTI` (include/uapi/linux/bpf.h).
+const BPF_F_ALLOW_OVERRIDE: u32 = 1;
+const BPF_F_ALLOW_MULTI: u32 = 2;
+
+/// The cgroup whose sock_ops attachment makes the kernel refuse a BPF link
+/// (`BPF_F_ALLOW_MULTI`) on `path` with EPERM, if any: `path` itself when
+/// it holds programs attached without `BPF_F_ALLOW_MULTI` (an older tool's
+/// `BPF_PROG_ATTACH`; `__cgroup_bpf_attach` refuses other flags), or the
+/// nearest ancestor up to the mount `mount` with a program attached
+/// exclusively (flags 0; `hierarchy_allows_attach`, kernel/bpf/cgroup.c:
+/// an ancestor with `BPF_F_ALLOW_MULTI`, or one program with
+/// `BPF_F_ALLOW_OVERRIDE`, allows it).
+pub fn sock_ops_exclusive(path: &Path, mount: &Path) -> Result<Option<PathBuf>> {
+    crate::log::install();
+    let (ids, flags) = query(path, false)?;
+    if !ids.is_empty() && flags != BPF_F_ALLOW_MULTI {
+        return Ok(Some(path.to_path_buf()));
+    }
+    for up in path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(mount))
+    {
+        let (ids, flags) = query(up, false)?;
+        if flags & BPF_F_ALLOW_MULTI != 0 {
+            return Ok(None);
+        }
+        if !ids.is_empty() {
+            return Ok((flags & BPF_F_ALLOW_OVERRIDE == 0).then(|| up.to_path_buf()));
+        }
+    }
+    Ok(None)
 }
 
 /// Names the programs `ids` of each cgroup `(path, id, ids)`, with the

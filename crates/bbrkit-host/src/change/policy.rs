@@ -185,6 +185,40 @@ fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, Hos
     )))
 }
 
+/// What attaching and pinning needs, checked before anything is written
+/// (issue 33): the privileges, a bpffs at `/sys/fs/bpf` for the pins, and
+/// no exclusive (legacy) sock_ops attachment on the cgroup or an ancestor,
+/// which would make the kernel refuse the link with a bare EPERM.
+fn check_attachable(snap: &Snapshot, host: &dyn HostMut, cgroup: &Path) -> Result<(), HostError> {
+    use crate::bpf::FeatureId;
+    let features = snap.bpf.features.as_ref();
+    for (id, why) in [
+        (
+            FeatureId::Privileges,
+            "attaching a policy needs CAP_BPF and CAP_NET_ADMIN (run as root)",
+        ),
+        (
+            FeatureId::Bpffs,
+            "the policy is pinned there so it outlives bbrkit; mount it (`mount -t bpf bpf /sys/fs/bpf`, systemd does at boot), then enable again",
+        ),
+    ] {
+        if let Some(f) = features.and_then(|f| f.get(id)).filter(|f| !f.present) {
+            return Err(refuse(format!("{}: {why}", f.detail)));
+        }
+    }
+    match host.sock_ops_exclusive(cgroup) {
+        Ok(None) => Ok(()),
+        Ok(Some(at)) => Err(refuse(format!(
+            "cgroup {} holds a sock_ops program attached exclusively (BPF_PROG_ATTACH without BPF_F_ALLOW_MULTI, an older tool's way): the kernel refuses any other program on it and below it (EPERM); detach it (`bpftool cgroup show {0}` names it) or give a cgroup outside it",
+            at.display()
+        ))),
+        Err(e) => Err(refuse(format!(
+            "cannot list the sock_ops programs of {} ({e}): attaching a policy needs CAP_BPF and CAP_NET_ADMIN (run as root)",
+            cgroup.display()
+        ))),
+    }
+}
+
 /// The live pin of `dir`, if a link is pinned there.
 fn live<'a>(snap: &'a Snapshot, dir: &Path) -> Option<&'a PolicyLive> {
     let pin = snap.policy.pins.iter().find(|p| p.dir == dir)?;
@@ -226,6 +260,7 @@ pub fn plan(
         )),
     };
     let cgroup_id = host.cgroup_id(&cgroup)?;
+    check_attachable(snap, host, &cgroup)?;
     let dirs = pin_dirs(cgroup_id);
     let present: Vec<&PathBuf> = dirs
         .iter()

@@ -710,3 +710,53 @@ fn rules_an_earlier_rule_covers_are_warned_with_their_lines() {
     let r = enable::run(&mut f.host, &opts(&file, true)).unwrap();
     assert!(r.policy.unwrap().warnings.is_empty());
 }
+
+/// Issue 33 item 5: no bpffs, no privileges, or an exclusive sock_ops
+/// attachment above the cgroup refuse the plan with the fix; a dry run says
+/// so too, and nothing is written.
+#[test]
+fn attaching_needs_bpffs_privileges_and_no_exclusive_attachment() {
+    use crate::bpf::FeatureId;
+    for (what, want) in [
+        (
+            "bpffs",
+            "--policy: /sys/fs/bpf is not bpffs: the policy is pinned there",
+        ),
+        (
+            "privileges",
+            "--policy: missing CAP_BPF: attaching a policy needs CAP_BPF",
+        ),
+        (
+            "exclusive",
+            "--policy: cgroup /sys/fs/cgroup holds a sock_ops program attached exclusively",
+        ),
+    ] {
+        let (mut f, _d, file) = with_policy(POLICY);
+        let features = &mut f.live().bpf_features.features;
+        match what {
+            "bpffs" => {
+                let b = features
+                    .iter_mut()
+                    .find(|x| x.id == FeatureId::Bpffs)
+                    .unwrap();
+                (b.present, b.detail) = (false, "/sys/fs/bpf is not bpffs".into());
+            }
+            "privileges" => {
+                let p = features
+                    .iter_mut()
+                    .find(|x| x.id == FeatureId::Privileges)
+                    .unwrap();
+                (p.present, p.detail) = (false, "missing CAP_BPF".into());
+            }
+            _ => f.live().sock_ops_exclusive.push("/sys/fs/cgroup".into()),
+        }
+        let before = files(&f);
+        for dry_run in [true, false] {
+            let e = enable::run(&mut f.host, &opts(&file, dry_run))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{what}: {e}");
+        }
+        assert_eq!((files(&f), linked(&f)), (before, vec![]), "{what}");
+    }
+}

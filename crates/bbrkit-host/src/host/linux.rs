@@ -172,6 +172,11 @@ impl Host for LinuxHost {
         let mount = self.cgroup2().unwrap_or_else(|| path.to_path_buf());
         bpf::sock_ops_around(path, &mount)
     }
+
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String> {
+        let mount = self.cgroup2().unwrap_or_else(|| path.to_path_buf());
+        bpf::sock_ops_exclusive(path, &mount)
+    }
 }
 
 impl HostMut for LinuxHost {

@@ -57,6 +57,8 @@ pub struct Live {
     pub policy_pins: Vec<PolicyPin>,
     /// The sock_ops programs attached to each cgroup, in run order.
     pub sock_ops: BTreeMap<PathBuf, Vec<SockOpsProgram>>,
+    /// Cgroups with an exclusive (legacy) sock_ops attachment.
+    pub sock_ops_exclusive: Vec<PathBuf>,
 }
 
 /// An interface as the kernel lists it.
@@ -156,6 +158,7 @@ impl Default for Live {
             cgroups: BTreeMap::from([(PathBuf::from("/sys/fs/cgroup"), 1)]),
             policy_pins: Vec::new(),
             sock_ops: BTreeMap::new(),
+            sock_ops_exclusive: Vec::new(),
         }
     }
 }
@@ -339,6 +342,14 @@ impl Host for MemoryHost {
     }
     fn policy_pins(&self) -> Vec<PolicyPin> {
         self.live.policy_pins.clone()
+    }
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String> {
+        Ok(self
+            .live
+            .sock_ops_exclusive
+            .iter()
+            .find(|c| path.starts_with(c))
+            .cloned())
     }
     fn sock_ops_around(&self, path: &Path) -> Result<Around, String> {
         Ok(self
