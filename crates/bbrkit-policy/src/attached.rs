@@ -70,6 +70,21 @@ pub struct Stats {
     pub ring_full: u64,
     /// Closes where the kernel gave no `tcp_sock`.
     pub no_tcp_sock: u64,
+    /// The monotonic clock (`CLOCK_MONOTONIC`, ns) at the latest failed
+    /// `setsockopt`, 0 when none failed (or the program predates the stamp).
+    pub last_failed_ns: u64,
+    /// The monotonic clock when these counters were read.
+    pub read_ns: u64,
+}
+
+impl Stats {
+    /// How long before the reading the latest failure was (`None`: none
+    /// stamped).
+    pub fn since_failed(&self) -> Option<std::time::Duration> {
+        (self.last_failed_ns != 0).then(|| {
+            std::time::Duration::from_nanos(self.read_ns.saturating_sub(self.last_failed_ns))
+        })
+    }
 }
 
 /// Everything the program counted.

@@ -27,8 +27,10 @@ pub(crate) const NAMES: [&str; 10] = [
     "bkpol_ring",
 ];
 
-/// `BKPOL_S_COUNT`.
-const STATS: u32 = 8;
+/// `BKPOL_S_COUNT`: the counters `0..BKPOL_S_LAST_FAILED`, then the time stamp.
+const STATS: u32 = 7;
+/// `BKPOL_S_LAST_FAILED`: per CPU, the monotonic time of its latest failure.
+const LAST_FAILED: u32 = 7;
 
 /// Handles on the program's maps (from the loaded object or from pins).
 #[derive(Debug)]
@@ -206,6 +208,14 @@ impl Maps {
         let s = (0..STATS)
             .map(|i| self.percpu_u64("bkpol_stats", i))
             .collect::<Result<Vec<u64>>>()?;
+        let last_failed_ns = self
+            .percpu("bkpol_stats", LAST_FAILED)?
+            .iter()
+            .filter_map(|v| v.get(..8).and_then(|b| b.try_into().ok()))
+            .map(u64::from_ne_bytes)
+            .max()
+            .unwrap_or(0);
+        let read_ns = monotonic_ns();
         let stats = Stats {
             established: s[0],
             unmatched: s[1],
@@ -214,6 +224,8 @@ impl Maps {
             records: s[4],
             ring_full: s[5],
             no_tcp_sock: s[6],
+            last_failed_ns,
+            read_ns,
         };
         Ok(Counters { arms, stats })
     }
@@ -273,6 +285,21 @@ impl Maps {
         row.weights = layout::weights_word(weights);
         self.update("bkpol_rules", &(rule as u32).to_ne_bytes(), row.as_bytes())
     }
+}
+
+/// `CLOCK_MONOTONIC` in ns: `bpf_ktime_get_ns`'s clock.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec the call writes; CLOCK_MONOTONIC
+    // always exists.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    if rc != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 fn missing(object: &str, what: &str) -> BpfError {

@@ -62,6 +62,28 @@ pub fn governed(snap: &Snapshot, s: &Established) -> bool {
     })
 }
 
+/// How far back `verify` judges a policy's failures (the kernel refusing
+/// a rule's algorithm): 15 minutes, the window of the `BbrkitPolicyFailures`
+/// alert (`increase(...[15m])`, contrib/prometheus/bbrkit.rules.yml), so
+/// both forget a transient failure at the same time. The program stamps its
+/// latest failure with the monotonic clock (`BKPOL_S_LAST_FAILED`); the
+/// counters keep the total since the policy was attached.
+pub const FAILURE_WINDOW: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The policy's failures since it was attached, whether one is recent
+/// (within [`FAILURE_WINDOW`] of the reading; failures without a stamp, of
+/// a program older than the stamp, count as recent) and how long ago the
+/// latest was.
+fn failures(l: &PolicyLive) -> (u64, (bool, Option<std::time::Duration>)) {
+    let Ok(k) = &l.counters else {
+        return (0, (false, None));
+    };
+    let failed: u64 = k.arms.iter().map(|a| a.failed).sum();
+    let ago = k.stats.since_failed().filter(|_| failed > 0);
+    let recent = failed > 0 && ago.is_none_or(|d| d < FAILURE_WINDOW);
+    (failed, (recent, ago))
+}
+
 /// `verify`: each recorded policy is attached to its cgroup, its maps equal
 /// the copy, and the program set the algorithm of every connection it
 /// tried to (the live connections' agreement with `decide` in the detail).
@@ -151,17 +173,18 @@ pub fn checks(snap: &Snapshot) -> Vec<Check> {
         if let (Some((_, l)), Some(Ok((_, c)))) = (att, &want) {
             let socks = snap.sockets.as_deref().unwrap_or_default();
             let (agree, disagree) = agreement(c, socks);
-            let failed: u64 = l
-                .counters
-                .as_ref()
-                .map_or(0, |k| k.arms.iter().map(|a| a.failed).sum());
+            let (failed, recent) = failures(l);
+            let mut value = format!("{agree} agree, {disagree} differ, {failed} failed");
+            if let Some(ago) = recent.1 {
+                value.push_str(&format!(", the latest {} s ago", ago.as_secs()));
+            }
             out.push(Check::new(
                 CheckName::PolicyConnections,
-                failed == 0,
+                !recent.0,
                 format!("policy.{cg}.connections"),
-                format!("{agree} agree, {disagree} differ, {failed} failed"),
-                "0 failed",
-                "matched live connections vs the rule's algorithm; a difference is the application's own choice, a locked route, a connection opened before the policy or outside the cgroup".to_string(),
+                value,
+                format!("no failure in the last {} min", FAILURE_WINDOW.as_secs() / 60),
+                "matched live connections vs the rule's algorithm; a difference is the application's own choice, a locked route, a connection opened before the policy or outside the cgroup; a failure is the kernel refusing the rule's algorithm, judged over the window".to_string(),
             ));
         }
     }

@@ -760,3 +760,56 @@ fn attaching_needs_bpffs_privileges_and_no_exclusive_attachment() {
         assert_eq!((files(&f), linked(&f)), (before, vec![]), "{what}");
     }
 }
+
+/// Issue 33: verify judges a recent window. Two failures, the latest a
+/// minute before the reading: `policy_connections` fails; the same two
+/// with the latest 16 minutes back (past [`judge::FAILURE_WINDOW`], the
+/// Prometheus alert's 15 minutes): it passes, the total still shown;
+/// failures without a stamp (a program older than it) still fail.
+#[test]
+fn verify_forgets_a_transient_failure_after_its_window() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    const MIN: u64 = 60_000_000_000;
+    let set = |f: &mut Fixture, last_failed_ns: u64| {
+        let arm = bbrkit_policy::attached::ArmCounters {
+            rule: 0,
+            arm: 0,
+            cc: "reno".into(),
+            matched: 5,
+            assigned: 3,
+            kept_app: 0,
+            kept_route: 0,
+            failed: 2,
+        };
+        let stats = bbrkit_policy::attached::Stats {
+            last_failed_ns,
+            read_ns: 100 * MIN,
+            ..Default::default()
+        };
+        f.host.live.policy_pins[0].live.as_mut().unwrap().counters = Ok(Counters {
+            arms: vec![arm],
+            stats,
+        });
+    };
+    let check = |f: &Fixture| {
+        let v = verify::run(&f.host, None).unwrap();
+        let c = v
+            .checks
+            .into_iter()
+            .find(|c| c.name == CheckName::PolicyConnections)
+            .unwrap();
+        (v.ok, c)
+    };
+    set(&mut f, 99 * MIN);
+    let (ok, c) = check(&f);
+    assert!(!ok && !c.ok, "{c:?}");
+    assert!(c.value.ends_with("2 failed, the latest 60 s ago"), "{c:?}");
+    assert_eq!(c.expected, "no failure in the last 15 min");
+    set(&mut f, 84 * MIN);
+    let (ok, c) = check(&f);
+    assert!(ok && c.ok, "{c:?}");
+    assert!(c.value.ends_with("2 failed, the latest 960 s ago"), "{c:?}");
+    set(&mut f, 0);
+    assert!(!check(&f).1.ok, "failures without a stamp count as recent");
+}
