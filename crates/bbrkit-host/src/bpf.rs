@@ -300,6 +300,7 @@ fn policy_live(dir: &Path) -> Result<PolicyLive, bbrkit_bpf::BpfError> {
         cgroup_id: d.cgroup_id,
         maps: a.maps().read_back().map_err(text),
         counters: a.maps().counters().map_err(text),
+        layout: d.layout,
     })
 }
 

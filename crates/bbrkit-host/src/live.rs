@@ -136,6 +136,9 @@ pub struct PolicyLive {
     pub maps: Result<Compiled, String>,
     /// The program's counters.
     pub counters: Result<Counters, String>,
+    /// The pins' layout (`bbrkit_policy::attached::LAYOUT` when this
+    /// bbrkit pinned it; an older one is replaced by `enable`).
+    pub layout: u32,
 }
 
 /// A directory under [`attached::PIN_ROOT`].

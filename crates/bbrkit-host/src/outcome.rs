@@ -165,6 +165,7 @@ pub enum FindingId {
     PolicyUnmatchedRules,
     PolicyOverridesRoute,
     PolicyNoCgroup2,
+    PolicyOldLayout,
 }
 
 impl FindingId {

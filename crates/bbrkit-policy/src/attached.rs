@@ -7,6 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+/// The layout of the pins this code makes: which maps, what they hold and
+/// what the program does with them. 1: issue 19 (no marker pinned); 2:
+/// the marker [`LAYOUT_PIN`], and the program stamps its latest failure
+/// (`BKPOL_S_LAST_FAILED`). A pinned attachment of another layout is
+/// replaced by `enable` even when its maps equal the policy (an upgrade).
+pub const LAYOUT: u32 = 2;
+/// The layout marker's pin name in a pin directory.
+pub const LAYOUT_PIN: &str = "layout";
+
 /// File name of the link pin in a pin directory.
 pub const LINK_PIN: &str = "link";
 /// Where bbrkit pins the policy of a cgroup by default: `<this>/<cgroup id>`.

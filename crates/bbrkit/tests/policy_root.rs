@@ -782,3 +782,74 @@ fn no_bpffs_or_an_exclusive_attachment_is_refused_before_anything_is_written() {
         std::fs::remove_dir(&cg).unwrap();
     });
 }
+
+/// Issue 33 item 5: an upgrade from the previous layout's pins. The
+/// fixture is that layout's program (`tests/fixtures/sockops-layout1.bpf.o`,
+/// the object of main before the layout marker, commit 55fbbf4) attached
+/// and pinned as its code did: the maps and the link, no `layout` marker.
+/// Its maps equal the policy, yet `enable` is not "unchanged": doctor names
+/// the old layout, `enable` replaces it through the free directory with
+/// this layout's program, and rollback still leaves nothing.
+#[test]
+#[ignore = "needs root"]
+fn an_upgrade_replaces_a_policy_pinned_by_the_previous_layout() {
+    in_sandbox(|sb| {
+        let (default, other) = default_and_other();
+        let files = tempfile::tempdir().unwrap();
+        let f = policy(files.path(), "p.toml", other);
+        let before = snapshot(sb.root.path());
+        let (r, cg) = (sb.root(), sb.cg());
+        let file = f.to_str().unwrap();
+        ok(&["enable", "--policy", file, "--cgroup", cg, "--root", r]);
+        let [dir] = sb.linked().try_into().unwrap();
+        assert!(sockops::detach(&dir).unwrap());
+
+        let bytes = std::fs::read(f.as_path()).unwrap();
+        let (_, compiled) = bbrkit_host::change::policy::compile("p.toml", &bytes).unwrap();
+        let object = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sockops-layout1.bpf.o"
+        ))
+        .unwrap();
+        let source = bbrkit_bpf::ObjectSource::Memory {
+            name: sockops::OBJECT_NAME,
+            bytes: &object,
+        };
+        let mut old = sockops::Attachment::attach_source(source, &compiled, &sb.cgroup, None)
+            .expect("attach the previous layout's program");
+        old.pin(&dir).unwrap();
+        std::fs::remove_file(dir.join(sockops::LAYOUT_PIN)).unwrap(); // it pinned none
+        drop(old);
+        let layout = |d: &Path| {
+            sockops::Attachment::open(d)
+                .unwrap()
+                .describe()
+                .unwrap()
+                .layout
+        };
+        assert_eq!(layout(&dir), 1);
+        assert_governed(&sb.cgroup, &default, other);
+        let o = run(&["doctor", "--root", r], &[]);
+        let d = stdout(&o);
+        assert!(d.contains("WARNING [policy_old_layout]"), "{d}");
+
+        let out = ok(&["enable", "--policy", file, "--cgroup", cg, "--root", r]);
+        assert!(
+            out.contains(&format!("; detached the policy at {}", dir.display())),
+            "{out}"
+        );
+        let [new] = sb.linked().try_into().unwrap();
+        assert_ne!(new, dir);
+        assert_eq!((layout(&new), sb.programs()), (sockops::LAYOUT, 1));
+        assert_governed(&sb.cgroup, &default, other);
+        let again = ok(&["enable", "--policy", file, "--cgroup", cg, "--root", r]);
+        assert!(again.contains("nothing to change"), "{again}");
+        let d = stdout(&run(&["doctor", "--root", r], &[]));
+        assert!(!d.contains("policy_old_layout"), "{d}");
+
+        ok(&["rollback", "--root", r]);
+        assert_eq!(sb.programs(), 0, "nothing attached");
+        assert!(!Path::new(sockops::PIN_ROOT).exists(), "no pin left");
+        assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
+    });
+}

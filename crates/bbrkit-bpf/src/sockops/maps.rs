@@ -63,7 +63,10 @@ impl Maps {
         Ok(Maps { handles })
     }
 
-    /// The maps pinned in `dir`.
+    /// The maps pinned in `dir`. Layouts 1 and 2 pin the same maps; a
+    /// later layout that adds one opens the pins by the layout it reads
+    /// first ([`Maps::layout_of`]), so an older attachment still opens and
+    /// is replaced by `enable`.
     pub(crate) fn of_pins(dir: &Path) -> Result<Maps> {
         let handles = NAMES
             .iter()
@@ -105,6 +108,52 @@ impl Maps {
                 .map_err(|source| BpfError::Pin { path, source })?;
         }
         Ok(())
+    }
+
+    /// Pins the layout marker in `dir`: a one-entry array map
+    /// (`bkpol_layout`) holding [`super::LAYOUT`], made here, not by the
+    /// object, so every later layout can read any earlier one's.
+    pub(crate) fn pin_layout(dir: &Path) -> Result<()> {
+        let opts = libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as libbpf_sys::size_t,
+            ..Default::default()
+        };
+        let name = super::LAYOUT_PIN;
+        let mut h = MapHandle::create(
+            libbpf_rs::MapType::Array,
+            Some("bkpol_layout"),
+            4,
+            4,
+            1,
+            &opts,
+        )
+        .map_err(map_err(name, "create"))?;
+        h.update(
+            &0u32.to_ne_bytes(),
+            &super::LAYOUT.to_ne_bytes(),
+            MapFlags::ANY,
+        )
+        .map_err(map_err(name, "update"))?;
+        let path = dir.join(name);
+        h.pin(&path)
+            .map_err(|source| BpfError::Pin { path, source })
+    }
+
+    /// The layout of the pins in `dir`: its marker's value, or 1 (the
+    /// first layout, issue 19, pinned no marker).
+    pub(crate) fn layout_of(dir: &Path) -> Result<u32> {
+        let path = dir.join(super::LAYOUT_PIN);
+        if !path.exists() {
+            return Ok(1);
+        }
+        let h =
+            MapHandle::from_pinned_path(&path).map_err(|source| BpfError::Pin { path, source })?;
+        let v = h
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(map_err(super::LAYOUT_PIN, "lookup"))?
+            .and_then(|b| b.get(..4).and_then(|b| b.try_into().ok()))
+            .map(u32::from_ne_bytes);
+        v.ok_or_else(|| missing(super::LAYOUT_PIN, "entry 0"))
     }
 
     fn update(&self, name: &str, key: &[u8], value: &[u8]) -> Result<()> {

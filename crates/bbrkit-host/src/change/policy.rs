@@ -38,6 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
+use bbrkit_policy::attached::LAYOUT;
 use bbrkit_policy::{Compiled, Policy};
 use serde::Serialize;
 
@@ -280,10 +281,12 @@ pub fn plan(
         .unwrap_or_else(|| dirs[0].clone());
     let copy = copy_path(&snap.root, snap.cgroup2.as_deref(), &cgroup);
     let same_copy = matches!(Present::read(&copy)?, Present::File { bytes: b, .. } if b == bytes);
+    // The same maps of an older layout are an upgrade: replaced (through
+    // the free directory, as any replacement), so the new program runs.
     let same_maps = old
         .as_ref()
         .and_then(|o| live(snap, o))
-        .is_some_and(|l| l.maps.as_ref() == Ok(&compiled));
+        .is_some_and(|l| l.maps.as_ref() == Ok(&compiled) && l.layout == LAYOUT);
     let step = match (&old, same_copy && same_maps) {
         (Some(_), true) => PolicyStep::Unchanged,
         (Some(_), false) => PolicyStep::Replace,

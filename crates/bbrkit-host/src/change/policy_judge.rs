@@ -258,6 +258,24 @@ pub fn findings(snap: &Snapshot) -> Vec<Finding> {
         let Some((dir, l)) = attached(snap, r) else {
             continue;
         };
+        if l.layout != bbrkit_policy::attached::LAYOUT {
+            out.push(Finding::new(
+                FindingId::PolicyOldLayout,
+                Level::Warning,
+                format!(
+                    "the policy on {} runs an older bbrkit's program (pin layout {}, this bbrkit's is {})",
+                    r.cgroup.display(),
+                    l.layout,
+                    bbrkit_policy::attached::LAYOUT
+                ),
+                vec![format!("{}: layout {}", dir.display(), l.layout)],
+                format!(
+                    "`bbrkit enable --policy {} --cgroup {}` replaces it with the same rules, without a gap",
+                    r.copy.display(),
+                    r.cgroup.display()
+                ),
+            ));
+        }
         let Ok(c) = &l.counters else { continue };
         let never = c.unmatched_rules();
         if !never.is_empty() {

@@ -813,3 +813,31 @@ fn verify_forgets_a_transient_failure_after_its_window() {
     set(&mut f, 0);
     assert!(!check(&f).1.ok, "failures without a stamp count as recent");
 }
+
+/// Issue 33 item 5: a policy pinned by an older layout with the same maps
+/// is not "unchanged": doctor names it, `enable` replaces it through the
+/// free directory, and rollback still removes everything.
+#[test]
+fn an_older_layout_with_the_same_maps_is_replaced() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    let before = files(&f);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    f.host.live.policy_pins[0].live.as_mut().unwrap().layout = 1;
+    let d = doctor::diagnose(&f.host).unwrap();
+    let x = d
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::PolicyOldLayout)
+        .expect("policy_old_layout");
+    assert_eq!(x.evidence, ["/sys/fs/bpf/bbrkit/policy/1: layout 1"]);
+    let r = enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    let p = r.policy.unwrap();
+    assert_eq!(p.step, PolicyStep::Replaced);
+    assert_eq!(p.replaces.as_deref(), Some("/sys/fs/bpf/bbrkit/policy/1"));
+    assert_eq!(linked(&f), [PathBuf::from("/sys/fs/bpf/bbrkit/policy/1-b")]);
+    let again = enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    assert_eq!(again.policy.unwrap().step, PolicyStep::Unchanged);
+    let rb = rollback::run(&mut f.host, UndoMode::default()).unwrap();
+    assert!(!rb.problem, "{rb:?}");
+    assert_eq!((files(&f), linked(&f)), (before, vec![]));
+}

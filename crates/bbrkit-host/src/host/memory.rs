@@ -441,6 +441,7 @@ impl HostMut for MemoryHost {
                 cgroup_id,
                 maps: Ok(compiled.clone()),
                 counters: Err("no counters in memory".into()),
+                layout: bbrkit_policy::attached::LAYOUT,
             }),
         });
         Ok(())
