@@ -17,6 +17,7 @@
  *     application chose (icsk_ca_setsockopt)? keep, count
  *     route locked (icsk_ca_dst_locked)?      keep, count
  *     else bpf_setsockopt(SOL_TCP, TCP_CONGESTION, arm's name), count assigned | failed
+ *     (failed also stamps the time: bkpol_stats[BKPOL_S_LAST_FAILED])
  *     rule recorded? bkpol_conn (sk_storage) = { start, rule, arm, flags },
  *                    and ask for STATE_CB on this socket
  *
@@ -122,6 +123,15 @@ static __always_inline void count(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+/* Stamps bkpol_stats[idx] with the monotonic clock (a time, not a count). */
+static __always_inline void stamp(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&bkpol_stats, &idx);
+
+	if (v)
+		*v = bpf_ktime_get_ns();
 }
 
 /* murmur3's fmix64 and the two-word mix: draw.rs `fmix64`, `mix`. */
@@ -256,8 +266,10 @@ static __always_inline void hit(__u32 rule, __u32 arm, __u8 flags)
 		h->kept_app += 1;
 	else if (flags & BKPOL_F_ROUTE)
 		h->kept_route += 1;
-	else if (flags & BKPOL_F_FAILED)
+	else if (flags & BKPOL_F_FAILED) {
 		h->failed += 1;
+		stamp(BKPOL_S_LAST_FAILED);
+	}
 }
 
 /* Sets the arm's algorithm unless the application or a locked route chose

@@ -94,6 +94,9 @@ struct bkpol_hits {
 #define BKPOL_S_RECORDS 4	/* records written to the ring */
 #define BKPOL_S_RING_FULL 5	/* records lost: the ring was full */
 #define BKPOL_S_NO_TCP_SOCK 6	/* bpf_skc_to_tcp_sock gave nothing */
+#define BKPOL_S_LAST_FAILED 7	/* not a count: bpf_ktime_get_ns() (CLOCK_MONOTONIC)
+				 * of this CPU's latest failed setsockopt, 0 never;
+				 * the maximum over CPUs is the latest (verify's window) */
 #define BKPOL_S_COUNT 8
 
 /* One closed connection, written to bkpol_ring at TCP_CLOSE. */

@@ -44,7 +44,7 @@ use libbpf_rs::query::LinkTypeInfo;
 use crate::error::{BpfError, Result};
 use crate::load::{Aligned8, Loaded, ObjectSource};
 pub use bbrkit_policy::attached::{
-    ArmCounters, Counters, LINK_PIN, PIN_ROOT, Stats, default_pin_dir,
+    ArmCounters, Counters, LAYOUT, LAYOUT_PIN, LINK_PIN, PIN_ROOT, Stats, default_pin_dir,
 };
 pub use maps::Maps;
 
@@ -81,6 +81,8 @@ pub struct Description {
     pub cgroup_id: u64,
     /// Where it is pinned (`None`: held by this process only).
     pub pin_dir: Option<PathBuf>,
+    /// The pins' layout ([`LAYOUT`] for an attachment of this code).
+    pub layout: u32,
 }
 
 /// The program attached to a cgroup, with its maps.
@@ -89,6 +91,7 @@ pub struct Attachment {
     link: Link,
     maps: Maps,
     pin_dir: Option<PathBuf>,
+    layout: u32,
 }
 
 impl Attachment {
@@ -108,12 +111,24 @@ impl Attachment {
         cgroup: &Path,
         ring_bytes: Option<u32>,
     ) -> Result<Attachment> {
+        Attachment::attach_source(source(), compiled, cgroup, ring_bytes)
+    }
+
+    /// [`Attachment::attach_with_ring`] from another build of the object
+    /// (its maps and program named as this one's): an earlier layout's, as
+    /// the upgrade test pins one, or a rebuilt one.
+    pub fn attach_source(
+        object: ObjectSource<'_>,
+        compiled: &Compiled,
+        cgroup: &Path,
+        ring_bytes: Option<u32>,
+    ) -> Result<Attachment> {
         let dir = std::fs::File::open(cgroup).map_err(|source| BpfError::Cgroup {
             path: cgroup.to_path_buf(),
             source,
         })?;
         cgroup::check_cgroup2(cgroup)?;
-        let loaded = Loaded::load_prepared(source(), |open, name| match ring_bytes {
+        let loaded = Loaded::load_prepared(object, |open, name| match ring_bytes {
             None => Ok(()),
             Some(bytes) => set_ring_size(open, name, bytes),
         })?;
@@ -138,6 +153,7 @@ impl Attachment {
             link,
             maps,
             pin_dir: None,
+            layout: LAYOUT,
         })
     }
 
@@ -157,12 +173,16 @@ impl Attachment {
             Ok(_) => return Err(bad("not on a bpffs (mount -t bpf bpf /sys/fs/bpf)".into())),
             Err(e) => return Err(bad(format!("statfs: {e}"))),
         }
-        let pinned = self.maps.pin(dir).and_then(|()| {
-            let path = dir.join(LINK_PIN);
-            self.link
-                .pin(&path)
-                .map_err(|source| BpfError::Pin { path, source })
-        });
+        let pinned = self
+            .maps
+            .pin(dir)
+            .and_then(|()| Maps::pin_layout(dir))
+            .and_then(|()| {
+                let path = dir.join(LINK_PIN);
+                self.link
+                    .pin(&path)
+                    .map_err(|source| BpfError::Pin { path, source })
+            });
         if let Err(e) = pinned {
             let _ = remove_pins(dir);
             return Err(e);
@@ -191,6 +211,7 @@ impl Attachment {
             link,
             maps: Maps::of_pins(dir)?,
             pin_dir: Some(dir.to_path_buf()),
+            layout: Maps::layout_of(dir)?,
         })
     }
 
@@ -226,6 +247,7 @@ impl Attachment {
             prog_id: info.prog_id,
             cgroup_id,
             pin_dir: self.pin_dir.clone(),
+            layout: self.layout,
         })
     }
 }
@@ -275,7 +297,7 @@ fn remove_pins(dir: &Path) -> Result<()> {
         dir: dir.to_path_buf(),
         problem,
     };
-    for name in std::iter::once(LINK_PIN).chain(maps::NAMES) {
+    for name in [LINK_PIN, LAYOUT_PIN].into_iter().chain(maps::NAMES) {
         match std::fs::remove_file(dir.join(name)) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -644,3 +644,42 @@ fn a_routes_congctl_is_overridden_and_a_locked_one_kept() {
         peer.close();
     });
 }
+
+/// Issue 33 (verify's window): a connection whose rule names an algorithm
+/// the kernel does not have counts `failed` and stamps the program's
+/// `BKPOL_S_LAST_FAILED` with the monotonic clock, between the reading
+/// before it and the reading after it; a policy with no failure has no
+/// stamp.
+#[test]
+#[ignore = "needs root"]
+fn a_failure_is_stamped_with_the_monotonic_clock() {
+    let _g = serial();
+    in_sandbox(|sb| {
+        let c = Compiled::new(
+            &policy("[[rule]]\nremote_port = [7005]\ncc = \"nosuchcc\"\n"),
+            1,
+        );
+        let att = Attachment::attach(&c, &sb.cgroup).expect("attach");
+        let before = att.maps().counters().unwrap();
+        assert_eq!(before.stats.last_failed_ns, 0, "{before:?}");
+        assert_eq!(before.stats.since_failed(), None);
+        let _sink = sink_listeners(7005);
+        let mut peer = Peer::start(&sb.cgroup, &args(&[("--to", "127.0.0.2:7005".into())]));
+        let conns = peer.connections();
+        assert_eq!(conns.len(), 1, "{conns:?}");
+        assert_eq!(
+            conns[0].cc,
+            default_cc(),
+            "a failure keeps the host default"
+        );
+        let after = att.maps().counters().unwrap();
+        assert_eq!(after.arms[0].failed, 1, "{after:?}");
+        let s = &after.stats;
+        assert!(
+            before.stats.read_ns < s.last_failed_ns && s.last_failed_ns <= s.read_ns,
+            "{before:?} {after:?}"
+        );
+        assert!(s.since_failed().unwrap() < Duration::from_secs(60), "{s:?}");
+        peer.close();
+    });
+}

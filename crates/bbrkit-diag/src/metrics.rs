@@ -222,6 +222,16 @@ pub struct PolicyStats {
     pub stats: bbrkit_policy::attached::Stats,
 }
 
+/// Other sock_ops programs around one recorded policy's cgroup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyForeign {
+    /// The cgroup the policy governs (its id).
+    pub cgroup_id: u64,
+    /// sock_ops programs on it, its ancestors or its descendants that are
+    /// not bbrkit's pinned policies (`None`: they could not be listed).
+    pub programs: Option<usize>,
+}
+
 /// Everything an exposition is made of, read once.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
@@ -245,6 +255,8 @@ pub struct Inputs {
     pub policy: Vec<PolicyArm>,
     /// The attached policies' global counters.
     pub policy_stats: Vec<PolicyStats>,
+    /// Other sock_ops programs around each recorded policy's cgroup.
+    pub policy_foreign: Vec<PolicyForeign>,
     /// What went wrong on the way without stopping the exposition (one
     /// line each, for stderr).
     pub warnings: Vec<String>,
@@ -261,6 +273,7 @@ pub fn exposition(inputs: &Inputs) -> Result<Exposition, DiagError> {
     write_verify(&mut e, inputs.verify.as_ref())?;
     write_policy(&mut e, &inputs.policy)?;
     write_policy_stats(&mut e, &inputs.policy_stats)?;
+    write_policy_foreign(&mut e, &inputs.policy_foreign)?;
     Ok(e)
 }
 
@@ -348,6 +361,27 @@ fn write_policy_stats(e: &mut Exposition, all: &[PolicyStats]) -> Result<(), Dia
             ("no_tcp_sock", s.no_tcp_sock),
         ] {
             e.sample(&[("cgroup_id", &id), ("event", event)], n as f64)?;
+        }
+    }
+    Ok(())
+}
+
+/// `bbrkit_policy_foreign_programs{cgroup_id}`: other sock_ops programs
+/// that can set the algorithm of a recorded policy's sockets (absent
+/// without a policy; a cgroup whose programs could not be listed has no
+/// sample).
+fn write_policy_foreign(e: &mut Exposition, all: &[PolicyForeign]) -> Result<(), DiagError> {
+    if all.is_empty() {
+        return Ok(());
+    }
+    e.family(
+        "bbrkit_policy_foreign_programs",
+        MetricType::Gauge,
+        "Other sock_ops programs (not bbrkit's pinned policies: bpftune, Cilium, a trial) attached to a recorded policy's cgroup, an ancestor or a descendant, by cgroup: each can set the algorithm of the policy's connections (`bbrkit doctor` names them).",
+    )?;
+    for p in all {
+        if let Some(n) = p.programs {
+            e.sample(&[("cgroup_id", &p.cgroup_id.to_string())], n as f64)?;
         }
     }
     Ok(())

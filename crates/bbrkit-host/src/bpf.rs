@@ -18,7 +18,7 @@ pub use bbrkit_bpf::features::{Feature, FeatureId, Features};
 /// The telemetry join: a `bbrkit_diag::conns::ModelSource` of BPF sockets'
 /// model state.
 pub use bbrkit_bpf::sock_models::Telemetry;
-use bbrkit_bpf::sockops::{self, cgroup::SockOpsProgram};
+use bbrkit_bpf::sockops;
 use bbrkit_bpf::status::{self, Holder};
 /// One socket's model state (`bpf_model` in `conns --json`).
 pub use bbrkit_bpf::telemetry::ModelState as Model;
@@ -29,7 +29,7 @@ use bbrkit_policy::Compiled;
 
 use crate::HostError;
 use crate::algorithm::{Holding, RegisterFailure, Registration};
-use crate::live::{PolicyLive, PolicyPin};
+use crate::live::{Around, PolicyLive, PolicyPin};
 
 /// One line naming a holder.
 pub fn holder_text(h: &Holder) -> String {
@@ -306,12 +306,20 @@ fn policy_live(dir: &Path) -> Result<PolicyLive, bbrkit_bpf::BpfError> {
         cgroup_id: d.cgroup_id,
         maps: a.maps().read_back().map_err(text),
         counters: a.maps().counters().map_err(text),
+        layout: d.layout,
     })
 }
 
-/// The sock_ops programs cgroup `path` runs (effective).
-pub fn sock_ops_programs(path: &Path) -> Result<Vec<SockOpsProgram>, String> {
-    sockops::cgroup::sock_ops_programs(path, true).map_err(|e| bbrkit_diag::error_chain(&e))
+/// The sock_ops programs attached to cgroup `path`, its ancestors up to
+/// the cgroup2 mount `mount`, and its descendants.
+pub fn sock_ops_around(path: &Path, mount: &Path) -> Result<Around, String> {
+    sockops::cgroup::sock_ops_around(path, mount).map_err(|e| bbrkit_diag::error_chain(&e))
+}
+
+/// The cgroup whose exclusive sock_ops attachment refuses a link on
+/// `path` (`path` or an ancestor up to the cgroup2 mount `mount`).
+pub fn sock_ops_exclusive(path: &Path, mount: &Path) -> Result<Option<PathBuf>, String> {
+    sockops::cgroup::sock_ops_exclusive(path, mount).map_err(|e| bbrkit_diag::error_chain(&e))
 }
 
 /// Attaches `compiled` to `cgroup` and pins it in `dir`: the link pin is

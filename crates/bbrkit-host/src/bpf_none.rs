@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 use bbrkit_diag::conns::{ModelNote, ModelSource, Models};
 use bbrkit_diag::model::BbrState;
 use bbrkit_policy::Compiled;
-use bbrkit_policy::attached::{PIN_ROOT, SockOpsProgram};
+use bbrkit_policy::attached::PIN_ROOT;
 use bbrkit_vocab::bpf_features::BPF_ALGORITHMS;
 pub use bbrkit_vocab::bpf_features::{Feature, FeatureId, Features, WITHOUT_BPF};
 
 use crate::HostError;
 use crate::algorithm::{self, RegisterFailure, Registration};
-use crate::live::PolicyPin;
+use crate::live::{Around, PolicyPin};
 
 /// One socket's model state: none in this build.
 pub type Model = ();
@@ -173,8 +173,13 @@ pub fn policy_pins() -> Vec<PolicyPin> {
 }
 
 /// Not read: [`WITHOUT_BPF`].
-pub fn sock_ops_programs(_: &Path) -> Result<Vec<SockOpsProgram>, String> {
+pub fn sock_ops_around(_: &Path, _: &Path) -> Result<Around, String> {
     Err(WITHOUT_BPF.to_string())
+}
+
+/// None: nothing is read without BPF support (attaching is refused).
+pub fn sock_ops_exclusive(_: &Path, _: &Path) -> Result<Option<PathBuf>, String> {
+    Ok(None)
 }
 
 /// Refused: [`WITHOUT_BPF`].

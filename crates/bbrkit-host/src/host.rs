@@ -17,13 +17,12 @@
 use std::path::{Path, PathBuf};
 
 use bbrkit_policy::Compiled;
-use bbrkit_policy::attached::SockOpsProgram;
 
 use serde::Serialize;
 
 use crate::algorithm::{RegisterFailure, Registration};
 use crate::env::Environment;
-use crate::live::PolicyPin;
+use crate::live::{Around, PolicyPin};
 use crate::netns::Namespace;
 use crate::qdisc::InterfaceQdisc;
 use crate::routes::CcRoute;
@@ -191,8 +190,12 @@ pub trait Host {
     fn cgroup_id(&self, path: &Path) -> Result<u64, HostError>;
     /// Every policy pin directory and what its link holds.
     fn policy_pins(&self) -> Vec<PolicyPin>;
-    /// The sock_ops programs cgroup `path` runs, its ancestors' included.
-    fn sock_ops_programs(&self, path: &Path) -> Result<Vec<SockOpsProgram>, String>;
+    /// The sock_ops programs attached to cgroup `path`, to its ancestors
+    /// and to its descendants, by cgroup (those with any).
+    fn sock_ops_around(&self, path: &Path) -> Result<Around, String>;
+    /// The cgroup (`path` or an ancestor) whose exclusive, legacy sock_ops
+    /// attachment makes the kernel refuse a policy's link on `path`.
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String>;
 }
 
 /// Changes the host. Files are written through [`crate::atomic`] under

@@ -19,6 +19,110 @@ use crate::image::{BeforeImage, Recorded};
 /// Where the copies of the policy files live under the root.
 pub const COPY_DIR: &str = "var/lib/bbrkit/policy";
 
+/// The sock_ops programs attached around a cgroup: each cgroup (its
+/// ancestors, itself, its descendants) that has any, with its programs in
+/// run order (`bbrkit_bpf::sockops::cgroup::sock_ops_around`).
+pub type Around = Vec<(PathBuf, Vec<SockOpsProgram>)>;
+
+/// Where another sock_ops program is attached, seen from a policy's cgroup,
+/// and so when it runs for the policy's sockets. The kernel runs a socket's
+/// programs from its own cgroup up to the root, each cgroup's in attach
+/// order (`compute_effective_progs`, kernel/bpf/cgroup.c); bpf_setsockopt
+/// sets `icsk_ca_setsockopt`, which the policy keeps (`kept_app`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// On an ancestor: runs after the policy; its `setsockopt` replaces the
+    /// policy's algorithm.
+    Ancestor,
+    /// On the policy's cgroup, attached before it: runs first; the policy
+    /// keeps its choice (`kept_app`).
+    Before,
+    /// On the policy's cgroup, attached after it: runs after; replaces.
+    After,
+    /// On a descendant: runs first for that cgroup's sockets; the policy
+    /// keeps its choice there (`kept_app`).
+    Descendant,
+}
+
+/// A sock_ops program around a recorded policy's cgroup that is not a
+/// policy bbrkit pinned: it can set the algorithm of the policy's sockets.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Foreign {
+    /// The cgroup it is attached to.
+    pub cgroup: PathBuf,
+    /// Program id.
+    pub id: u32,
+    /// Program name.
+    pub name: String,
+    /// bbrkit's program held by a process (a trial, `policy_peer`).
+    pub ours: bool,
+    /// Where, and so when it runs.
+    pub place: Place,
+}
+
+impl Foreign {
+    /// One line of evidence: id, name, cgroup and what it does to the policy.
+    pub fn evidence(&self) -> String {
+        let what = match self.place {
+            Place::Ancestor => {
+                "an ancestor: runs after the policy, its setsockopt replaces the policy's algorithm"
+            }
+            Place::Before => {
+                "the policy's cgroup, attached before it: runs first, the policy keeps its choice (kept_app)"
+            }
+            Place::After => {
+                "the policy's cgroup, attached after it: runs after the policy, its setsockopt replaces the policy's algorithm"
+            }
+            Place::Descendant => {
+                "a descendant: runs first for its sockets, the policy keeps its choice there (kept_app)"
+            }
+        };
+        let held = if self.ours {
+            " (bbrkit's program held by a process: a trial)"
+        } else {
+            ""
+        };
+        format!(
+            "program {} ({}){held} on {}, {what}",
+            self.id,
+            self.name,
+            self.cgroup.display()
+        )
+    }
+}
+
+/// The programs of `around` (the programs around a policy's `cgroup`)
+/// that are not attached through one of bbrkit's pinned policy links
+/// `pinned`: every other program that can set the algorithm of its sockets.
+pub fn foreign(around: &Around, cgroup: &Path, pinned: &[u32]) -> Vec<Foreign> {
+    let is_pinned = |p: &SockOpsProgram| p.link_id.is_some_and(|l| pinned.contains(&l));
+    let mut out = Vec::new();
+    for (cg, progs) in around {
+        let ours_at = progs.iter().position(is_pinned);
+        for (i, p) in progs.iter().enumerate().filter(|(_, p)| !is_pinned(p)) {
+            let place = if cg == cgroup {
+                match ours_at {
+                    Some(o) if i < o => Place::Before,
+                    _ => Place::After,
+                }
+            } else if cgroup.starts_with(cg) {
+                Place::Ancestor
+            } else {
+                Place::Descendant
+            };
+            out.push(Foreign {
+                cgroup: cg.clone(),
+                id: p.id,
+                name: p.name.clone(),
+                ours: p.ours,
+                place,
+            });
+        }
+    }
+    out
+}
+
 /// A pinned attachment read back from the kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyLive {
@@ -32,6 +136,9 @@ pub struct PolicyLive {
     pub maps: Result<Compiled, String>,
     /// The program's counters.
     pub counters: Result<Counters, String>,
+    /// The pins' layout (`bbrkit_policy::attached::LAYOUT` when this
+    /// bbrkit pinned it; an older one is replaced by `enable`).
+    pub layout: u32,
 }
 
 /// A directory under [`attached::PIN_ROOT`].
@@ -66,8 +173,9 @@ pub struct PolicyView {
     pub records: Vec<PolicyRecord>,
     /// Every directory under [`attached::PIN_ROOT`].
     pub pins: Vec<PolicyPin>,
-    /// The sock_ops programs each recorded cgroup runs (effective), `doctor` only.
-    pub programs: Vec<(PathBuf, Result<Vec<SockOpsProgram>, String>)>,
+    /// The sock_ops programs around each recorded cgroup (its ancestors,
+    /// itself, its descendants: [`Around`]).
+    pub programs: Vec<(PathBuf, Result<Around, String>)>,
     /// The policies' boot unit (`bbrkit-policy.service`) as systemd would find it.
     pub unit: crate::unit::UnitState,
 }

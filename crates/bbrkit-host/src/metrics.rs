@@ -11,7 +11,7 @@
 
 use bbrkit_diag::conns::ModelSource;
 use bbrkit_diag::metrics::{
-    BpfRegistration, HostInfo, Inputs, PolicyArm, PolicyStats, VerifyCheck,
+    BpfRegistration, HostInfo, Inputs, PolicyArm, PolicyForeign, PolicyStats, VerifyCheck,
 };
 use bbrkit_diag::model::BbrState;
 use bbrkit_diag::{DiagError, Filter, Socket, TcpState};
@@ -57,6 +57,7 @@ pub fn gather(root: &Root) -> Result<Inputs, DiagError> {
     let pins = bpf::policy_pins();
     inputs.policy = policy_arms(&pins);
     inputs.policy_stats = policy_stats(&pins);
+    inputs.policy_foreign = policy_foreign(root, &pins);
     inputs.verify = match verify::run_with(root, None, Ok(established)) {
         Ok(r) => Some((
             r.checks
@@ -95,6 +96,33 @@ fn policy_arms(pins: &[crate::live::PolicyPin]) -> Vec<PolicyArm> {
                 kept_route: a.kept_route,
                 failed: a.failed,
             })
+        })
+        .collect()
+}
+
+/// The other sock_ops programs around each policy the before-image
+/// records (`crate::live::foreign`, as `verify`'s `policy_foreign`).
+fn policy_foreign(root: &Root, pins: &[crate::live::PolicyPin]) -> Vec<PolicyForeign> {
+    let image = crate::image::load(root).ok().flatten();
+    let pinned: Vec<u32> = pins
+        .iter()
+        .filter_map(|p| p.live.as_ref().ok().map(|l| l.link_id))
+        .collect();
+    let mount = crate::host::Host::cgroup2(&LinuxHost::new(root.clone()));
+    crate::live::recorded(image.as_ref())
+        .into_iter()
+        .map(|(cg, recorded_id)| {
+            let cg = std::path::PathBuf::from(cg);
+            let around = mount
+                .as_deref()
+                .ok_or_else(String::new)
+                .and_then(|m| bpf::sock_ops_around(&cg, m));
+            PolicyForeign {
+                cgroup_id: bpf::cgroup_id(&cg).unwrap_or(recorded_id),
+                programs: around
+                    .ok()
+                    .map(|a| crate::live::foreign(&a, &cg, &pinned).len()),
+            }
         })
         .collect()
 }

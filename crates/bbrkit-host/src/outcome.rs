@@ -34,6 +34,9 @@ pub enum CheckName {
     PolicyMaps,
     /// The policy set every matched connection's algorithm.
     PolicyConnections,
+    /// No other sock_ops program can set the algorithm of the policy's
+    /// sockets (on its cgroup, an ancestor or a descendant).
+    PolicyForeign,
 }
 
 impl CheckName {
@@ -52,6 +55,7 @@ impl CheckName {
             CheckName::PolicyAttached => "policy_attached",
             CheckName::PolicyMaps => "policy_maps",
             CheckName::PolicyConnections => "policy_connections",
+            CheckName::PolicyForeign => "policy_foreign",
         }
     }
 }
@@ -161,6 +165,7 @@ pub enum FindingId {
     PolicyUnmatchedRules,
     PolicyOverridesRoute,
     PolicyNoCgroup2,
+    PolicyOldLayout,
 }
 
 impl FindingId {

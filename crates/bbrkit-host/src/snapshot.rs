@@ -159,8 +159,8 @@ fn managed_keys() -> impl Iterator<Item = &'static str> {
 }
 
 /// The policies the before-image records (an unreadable image: none), the
-/// pins, and with `programs` each recorded cgroup's sock_ops programs.
-fn policy_view(host: &dyn Host, root: &Root, programs: bool) -> PolicyView {
+/// pins, and the sock_ops programs around each recorded cgroup.
+fn policy_view(host: &dyn Host, root: &Root) -> PolicyView {
     let image = crate::image::load(root).ok().flatten();
     let records: Vec<PolicyRecord> = policy::recorded(image.as_ref())
         .into_iter()
@@ -177,14 +177,10 @@ fn policy_view(host: &dyn Host, root: &Root, programs: bool) -> PolicyView {
             }
         })
         .collect();
-    let programs = if programs {
-        records
-            .iter()
-            .map(|r| (r.cgroup.clone(), host.sock_ops_programs(&r.cgroup)))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let programs = records
+        .iter()
+        .map(|r| (r.cgroup.clone(), host.sock_ops_around(&r.cgroup)))
+        .collect();
     PolicyView {
         records,
         pins: host.policy_pins(),
@@ -261,7 +257,7 @@ impl Snapshot {
             } else {
                 DoctorFacts::default()
             },
-            policy: policy_view(host, &root, scope.doctor),
+            policy: policy_view(host, &root),
             root,
         })
     }

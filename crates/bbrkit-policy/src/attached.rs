@@ -7,6 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
+/// The layout of the pins this code makes: which maps, what they hold and
+/// what the program does with them. 1: issue 19 (no marker pinned); 2:
+/// the marker [`LAYOUT_PIN`], and the program stamps its latest failure
+/// (`BKPOL_S_LAST_FAILED`). A pinned attachment of another layout is
+/// replaced by `enable` even when its maps equal the policy (an upgrade).
+pub const LAYOUT: u32 = 2;
+/// The layout marker's pin name in a pin directory.
+pub const LAYOUT_PIN: &str = "layout";
+
 /// File name of the link pin in a pin directory.
 pub const LINK_PIN: &str = "link";
 /// Where bbrkit pins the policy of a cgroup by default: `<this>/<cgroup id>`.
@@ -70,6 +79,21 @@ pub struct Stats {
     pub ring_full: u64,
     /// Closes where the kernel gave no `tcp_sock`.
     pub no_tcp_sock: u64,
+    /// The monotonic clock (`CLOCK_MONOTONIC`, ns) at the latest failed
+    /// `setsockopt`, 0 when none failed (or the program predates the stamp).
+    pub last_failed_ns: u64,
+    /// The monotonic clock when these counters were read.
+    pub read_ns: u64,
+}
+
+impl Stats {
+    /// How long before the reading the latest failure was (`None`: none
+    /// stamped).
+    pub fn since_failed(&self) -> Option<std::time::Duration> {
+        (self.last_failed_ns != 0).then(|| {
+            std::time::Duration::from_nanos(self.read_ns.saturating_sub(self.last_failed_ns))
+        })
+    }
 }
 
 /// Everything the program counted.

@@ -32,7 +32,7 @@ pub fn attached(info: &LiveInfo) -> String {
     for p in info.other_programs.iter() {
         let _ = write!(
             s,
-            "\nnote: the cgroup's sockets also run sock_ops program {} {:?}: it may set the algorithm after the trial's",
+            "\nnote: the cgroup's sockets also run sock_ops program {} {:?}: if it sets the algorithm it wins (one on an ancestor, or attached after the trial, runs after and replaces the trial's; one attached before runs first and the trial keeps its choice as kept_app)",
             p.id, p.name
         );
     }

@@ -1,8 +1,10 @@
 //! cgroup v2 for the sock_ops program: where it is mounted (from
 //! `/proc/self/mountinfo`: `/sys/fs/cgroup` on current distributions,
 //! `/sys/fs/cgroup/unified` on hybrid hosts), a directory's cgroup id, and
-//! every sock_ops program a cgroup runs (`BPF_PROG_QUERY`), so `doctor` can
-//! name another program that sets the algorithm (bpftune, Cilium, ...).
+//! every sock_ops program a cgroup runs (`BPF_PROG_QUERY`), and every one
+//! attached around it (ancestors, itself, descendants), so `verify` and
+//! `doctor` can name another program that sets the algorithm (bpftune,
+//! Cilium, a trial, ...).
 //! Reads only.
 
 use std::collections::{HashMap, HashSet};
@@ -122,11 +124,16 @@ pub fn paths_of(root: &Path, ids: &HashSet<u64>) -> HashMap<u64, PathBuf> {
 
 pub use bbrkit_policy::attached::SockOpsProgram;
 
-/// The sock_ops programs of cgroup `path`: attached to it (`effective` =
-/// false), or every one its sockets run, ancestors' included, in run order
-/// (`effective` = true). Needs CAP_SYS_ADMIN or CAP_BPF.
-pub fn sock_ops_programs(path: &Path, effective: bool) -> Result<Vec<SockOpsProgram>> {
-    crate::log::install();
+/// The ids of the sock_ops programs of cgroup `path`, in run order:
+/// attached to it (`effective` = false), or every one its sockets run,
+/// ancestors' included (`effective` = true).
+fn query_ids(path: &Path, effective: bool) -> Result<Vec<u32>> {
+    query(path, effective).map(|(ids, _)| ids)
+}
+
+/// [`query_ids`] and the cgroup's attach flags (`BPF_F_ALLOW_*`, of the
+/// programs attached to it; 0 when none or exclusive).
+fn query(path: &Path, effective: bool) -> Result<(Vec<u32>, u32)> {
     let err = |source| BpfError::Query {
         cgroup: path.to_path_buf(),
         source,
@@ -135,15 +142,16 @@ pub fn sock_ops_programs(path: &Path, effective: bool) -> Result<Vec<SockOpsProg
     let mut ids = [0u32; QUERY_MAX];
     let mut count = ids.len() as u32;
     let flags = if effective { BPF_F_QUERY_EFFECTIVE } else { 0 };
+    let mut attach_flags = 0u32;
     // SAFETY: `dir` is an open fd; `ids` has room for `count` ids and the
-    // kernel writes at most that many and the real count into `count`; the
-    // attach-flags pointer may be NULL.
+    // kernel writes at most that many and the real count into `count`;
+    // `attach_flags` is a u32 the kernel writes.
     let rc = unsafe {
         libbpf_sys::bpf_prog_query(
             dir.as_raw_fd(),
             libbpf_sys::BPF_CGROUP_SOCK_OPS,
             flags,
-            std::ptr::null_mut(),
+            &mut attach_flags,
             ids.as_mut_ptr(),
             &mut count,
         )
@@ -151,39 +159,150 @@ pub fn sock_ops_programs(path: &Path, effective: bool) -> Result<Vec<SockOpsProg
     if rc != 0 {
         return Err(err(std::io::Error::from_raw_os_error(-rc)));
     }
-    let ids = &ids[..(count as usize).min(QUERY_MAX)];
-    let cgroup = cgroup_id(path)?;
-    let links: Vec<(u32, u32)> = LinkInfoIter::default()
+    Ok((
+        ids[..(count as usize).min(QUERY_MAX)].to_vec(),
+        attach_flags,
+    ))
+}
+
+/// `BPF_F_ALLOW_OVERRIDE`, `BPF_F_ALLOW_MULTI` (include/uapi/linux/bpf.h).
+const BPF_F_ALLOW_OVERRIDE: u32 = 1;
+const BPF_F_ALLOW_MULTI: u32 = 2;
+
+/// The cgroup whose sock_ops attachment makes the kernel refuse a BPF link
+/// (`BPF_F_ALLOW_MULTI`) on `path` with EPERM, if any: `path` itself when
+/// it holds programs attached without `BPF_F_ALLOW_MULTI` (an older tool's
+/// `BPF_PROG_ATTACH`; `__cgroup_bpf_attach` refuses other flags), or the
+/// nearest ancestor up to the mount `mount` with a program attached
+/// exclusively (flags 0; `hierarchy_allows_attach`, kernel/bpf/cgroup.c:
+/// an ancestor with `BPF_F_ALLOW_MULTI`, or one program with
+/// `BPF_F_ALLOW_OVERRIDE`, allows it).
+pub fn sock_ops_exclusive(path: &Path, mount: &Path) -> Result<Option<PathBuf>> {
+    crate::log::install();
+    let (ids, flags) = query(path, false)?;
+    if !ids.is_empty() && flags != BPF_F_ALLOW_MULTI {
+        return Ok(Some(path.to_path_buf()));
+    }
+    for up in path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(mount))
+    {
+        let (ids, flags) = query(up, false)?;
+        if flags & BPF_F_ALLOW_MULTI != 0 {
+            return Ok(None);
+        }
+        if !ids.is_empty() {
+            return Ok((flags & BPF_F_ALLOW_OVERRIDE == 0).then(|| up.to_path_buf()));
+        }
+    }
+    Ok(None)
+}
+
+/// Names the programs `ids` of each cgroup `(path, id, ids)`, with the
+/// sock_ops link attaching each to that cgroup (one pass over the kernel's
+/// programs and links for all of them).
+fn describe(found: Vec<(PathBuf, u64, Vec<u32>)>) -> Vec<(PathBuf, Vec<SockOpsProgram>)> {
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let links: Vec<(u64, u32, u32)> = LinkInfoIter::default()
         .filter_map(|l| match l.info {
             LinkTypeInfo::Cgroup(c)
-                if c.cgroup_id == cgroup
-                    && matches!(c.attach_type, ProgramAttachType::CgroupSockOps) =>
+                if matches!(c.attach_type, ProgramAttachType::CgroupSockOps) =>
             {
-                Some((l.prog_id, l.id))
+                Some((c.cgroup_id, l.prog_id, l.id))
             }
             _ => None,
         })
         .collect();
-    let names: Vec<(u32, String)> = ProgInfoIter::default()
-        .filter(|p| ids.contains(&p.id))
+    let names: HashMap<u32, String> = ProgInfoIter::default()
+        .filter(|p| found.iter().any(|(_, _, ids)| ids.contains(&p.id)))
         .map(|p| (p.id, p.name.to_string_lossy().into_owned()))
         .collect();
-    Ok(ids
-        .iter()
-        .map(|id| {
-            let name = names
+    found
+        .into_iter()
+        .map(|(path, cgroup, ids)| {
+            let progs = ids
                 .iter()
-                .find(|(i, _)| i == id)
-                .map(|(_, n)| n.clone())
-                .unwrap_or_default();
-            SockOpsProgram {
-                id: *id,
-                ours: name == super::PROGRAM,
-                name,
-                link_id: links.iter().find(|(p, _)| p == id).map(|(_, l)| *l),
-            }
+                .map(|id| {
+                    let name = names.get(id).cloned().unwrap_or_default();
+                    SockOpsProgram {
+                        id: *id,
+                        ours: name == super::PROGRAM,
+                        name,
+                        link_id: links
+                            .iter()
+                            .find(|(c, p, _)| *c == cgroup && p == id)
+                            .map(|(_, _, l)| *l),
+                    }
+                })
+                .collect();
+            (path, progs)
         })
-        .collect())
+        .collect()
+}
+
+/// The sock_ops programs of cgroup `path`: attached to it (`effective` =
+/// false), or every one its sockets run, ancestors' included, in run order
+/// (`effective` = true). Needs CAP_SYS_ADMIN or CAP_BPF.
+pub fn sock_ops_programs(path: &Path, effective: bool) -> Result<Vec<SockOpsProgram>> {
+    crate::log::install();
+    let ids = query_ids(path, effective)?;
+    let cgroup = cgroup_id(path)?;
+    let mut d = describe(vec![(path.to_path_buf(), cgroup, ids)]);
+    Ok(d.pop().map(|(_, p)| p).unwrap_or_default())
+}
+
+/// Every sock_ops program that can run for the sockets of cgroup `path`
+/// or set their algorithm first: those attached to each cgroup from the
+/// cgroup2 mount `mount` down to `path` (ancestors: they run after its own,
+/// for its sockets), to `path` itself (in attach order) and to every
+/// cgroup below it (descendants: for their own sockets they run before
+/// `path`'s). Only cgroups with a program are listed, ancestors first, each
+/// with its programs in run order. A descendant removed during the walk is
+/// skipped. Needs CAP_SYS_ADMIN or CAP_BPF.
+pub fn sock_ops_around(path: &Path, mount: &Path) -> Result<Vec<(PathBuf, Vec<SockOpsProgram>)>> {
+    crate::log::install();
+    let mut found = Vec::new();
+    let mut up: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(mount))
+        .collect();
+    up.reverse();
+    for dir in up.into_iter().chain(std::iter::once(path)) {
+        let ids = query_ids(dir, false)?;
+        if !ids.is_empty() {
+            found.push((dir.to_path_buf(), cgroup_id(dir)?, ids));
+        }
+    }
+    let mut todo = subdirs(path);
+    while let Some(dir) = todo.pop() {
+        let (Ok(ids), Ok(id)) = (query_ids(&dir, false), cgroup_id(&dir)) else {
+            continue;
+        };
+        if !ids.is_empty() {
+            found.push((dir.clone(), id, ids));
+        }
+        todo.extend(subdirs(&dir));
+    }
+    Ok(describe(found))
+}
+
+/// The directories right below `dir` (none if it cannot be read).
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v.reverse();
+    v
 }
 
 #[cfg(test)]

@@ -27,8 +27,10 @@ pub(crate) const NAMES: [&str; 10] = [
     "bkpol_ring",
 ];
 
-/// `BKPOL_S_COUNT`.
-const STATS: u32 = 8;
+/// `BKPOL_S_COUNT`: the counters `0..BKPOL_S_LAST_FAILED`, then the time stamp.
+const STATS: u32 = 7;
+/// `BKPOL_S_LAST_FAILED`: per CPU, the monotonic time of its latest failure.
+const LAST_FAILED: u32 = 7;
 
 /// Handles on the program's maps (from the loaded object or from pins).
 #[derive(Debug)]
@@ -61,7 +63,10 @@ impl Maps {
         Ok(Maps { handles })
     }
 
-    /// The maps pinned in `dir`.
+    /// The maps pinned in `dir`. Layouts 1 and 2 pin the same maps; a
+    /// later layout that adds one opens the pins by the layout it reads
+    /// first ([`Maps::layout_of`]), so an older attachment still opens and
+    /// is replaced by `enable`.
     pub(crate) fn of_pins(dir: &Path) -> Result<Maps> {
         let handles = NAMES
             .iter()
@@ -103,6 +108,52 @@ impl Maps {
                 .map_err(|source| BpfError::Pin { path, source })?;
         }
         Ok(())
+    }
+
+    /// Pins the layout marker in `dir`: a one-entry array map
+    /// (`bkpol_layout`) holding [`super::LAYOUT`], made here, not by the
+    /// object, so every later layout can read any earlier one's.
+    pub(crate) fn pin_layout(dir: &Path) -> Result<()> {
+        let opts = libbpf_sys::bpf_map_create_opts {
+            sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as libbpf_sys::size_t,
+            ..Default::default()
+        };
+        let name = super::LAYOUT_PIN;
+        let mut h = MapHandle::create(
+            libbpf_rs::MapType::Array,
+            Some("bkpol_layout"),
+            4,
+            4,
+            1,
+            &opts,
+        )
+        .map_err(map_err(name, "create"))?;
+        h.update(
+            &0u32.to_ne_bytes(),
+            &super::LAYOUT.to_ne_bytes(),
+            MapFlags::ANY,
+        )
+        .map_err(map_err(name, "update"))?;
+        let path = dir.join(name);
+        h.pin(&path)
+            .map_err(|source| BpfError::Pin { path, source })
+    }
+
+    /// The layout of the pins in `dir`: its marker's value, or 1 (the
+    /// first layout, issue 19, pinned no marker).
+    pub(crate) fn layout_of(dir: &Path) -> Result<u32> {
+        let path = dir.join(super::LAYOUT_PIN);
+        if !path.exists() {
+            return Ok(1);
+        }
+        let h =
+            MapHandle::from_pinned_path(&path).map_err(|source| BpfError::Pin { path, source })?;
+        let v = h
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(map_err(super::LAYOUT_PIN, "lookup"))?
+            .and_then(|b| b.get(..4).and_then(|b| b.try_into().ok()))
+            .map(u32::from_ne_bytes);
+        v.ok_or_else(|| missing(super::LAYOUT_PIN, "entry 0"))
     }
 
     fn update(&self, name: &str, key: &[u8], value: &[u8]) -> Result<()> {
@@ -206,6 +257,14 @@ impl Maps {
         let s = (0..STATS)
             .map(|i| self.percpu_u64("bkpol_stats", i))
             .collect::<Result<Vec<u64>>>()?;
+        let last_failed_ns = self
+            .percpu("bkpol_stats", LAST_FAILED)?
+            .iter()
+            .filter_map(|v| v.get(..8).and_then(|b| b.try_into().ok()))
+            .map(u64::from_ne_bytes)
+            .max()
+            .unwrap_or(0);
+        let read_ns = monotonic_ns();
         let stats = Stats {
             established: s[0],
             unmatched: s[1],
@@ -214,6 +273,8 @@ impl Maps {
             records: s[4],
             ring_full: s[5],
             no_tcp_sock: s[6],
+            last_failed_ns,
+            read_ns,
         };
         Ok(Counters { arms, stats })
     }
@@ -273,6 +334,21 @@ impl Maps {
         row.weights = layout::weights_word(weights);
         self.update("bkpol_rules", &(rule as u32).to_ne_bytes(), row.as_bytes())
     }
+}
+
+/// `CLOCK_MONOTONIC` in ns: `bpf_ktime_get_ns`'s clock.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec the call writes; CLOCK_MONOTONIC
+    // always exists.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    if rc != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 fn missing(object: &str, what: &str) -> BpfError {

@@ -257,3 +257,34 @@ fn policy_matches_by_rule_and_arm_only_when_attached() {
     }
     assert!(!text(&Inputs::default()).contains("bbrkit_policy"));
 }
+
+/// The foreign-program gauge: one sample per recorded policy's cgroup, 0
+/// included, none for a cgroup that could not be listed.
+#[test]
+fn policy_foreign_programs_by_cgroup() {
+    let t = text(&Inputs {
+        policy_foreign: vec![
+            PolicyForeign {
+                cgroup_id: 842,
+                programs: Some(2),
+            },
+            PolicyForeign {
+                cgroup_id: 900,
+                programs: Some(0),
+            },
+            PolicyForeign {
+                cgroup_id: 901,
+                programs: None,
+            },
+        ],
+        ..Inputs::default()
+    });
+    for line in [
+        "# TYPE bbrkit_policy_foreign_programs gauge\n",
+        "bbrkit_policy_foreign_programs{cgroup_id=\"842\"} 2\n",
+        "bbrkit_policy_foreign_programs{cgroup_id=\"900\"} 0\n",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
+    assert!(!t.contains("\"901\""), "{t}");
+}

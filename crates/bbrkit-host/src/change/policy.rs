@@ -10,9 +10,10 @@
 //!             attach + pin in the free dir of A/B        ("policy-pinned")
 //!             detach the old one (a replaced policy)     ("policy-attached")
 //!   verify:   the link pin's cgroup is the cgroup; maps read back == the copy;
+//!             no other sock_ops program on it, an ancestor or a descendant;
 //!             live connections agreeing / disagreeing with decide()
 //!   doctor:   map pins without a link, a policy program without a pin, rules
-//!             no connection matched, another sock_ops program on the cgroup
+//!             no connection matched, other sock_ops programs around the cgroup
 //!   rollback: detach both dirs of every recorded cgroup (the copy is a file)
 //!   boot:     re-attach every recorded policy from its copy
 //! ```
@@ -37,6 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
+use bbrkit_policy::attached::LAYOUT;
 use bbrkit_policy::{Compiled, Policy};
 use serde::Serialize;
 
@@ -184,6 +186,40 @@ fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, Hos
     )))
 }
 
+/// What attaching and pinning needs, checked before anything is written
+/// (issue 33): the privileges, a bpffs at `/sys/fs/bpf` for the pins, and
+/// no exclusive (legacy) sock_ops attachment on the cgroup or an ancestor,
+/// which would make the kernel refuse the link with a bare EPERM.
+fn check_attachable(snap: &Snapshot, host: &dyn HostMut, cgroup: &Path) -> Result<(), HostError> {
+    use crate::bpf::FeatureId;
+    let features = snap.bpf.features.as_ref();
+    for (id, why) in [
+        (
+            FeatureId::Privileges,
+            "attaching a policy needs CAP_BPF and CAP_NET_ADMIN (run as root)",
+        ),
+        (
+            FeatureId::Bpffs,
+            "the policy is pinned there so it outlives bbrkit; mount it (`mount -t bpf bpf /sys/fs/bpf`, systemd does at boot), then enable again",
+        ),
+    ] {
+        if let Some(f) = features.and_then(|f| f.get(id)).filter(|f| !f.present) {
+            return Err(refuse(format!("{}: {why}", f.detail)));
+        }
+    }
+    match host.sock_ops_exclusive(cgroup) {
+        Ok(None) => Ok(()),
+        Ok(Some(at)) => Err(refuse(format!(
+            "cgroup {} holds a sock_ops program attached exclusively (BPF_PROG_ATTACH without BPF_F_ALLOW_MULTI, an older tool's way): the kernel refuses any other program on it and below it (EPERM); detach it (`bpftool cgroup show {0}` names it) or give a cgroup outside it",
+            at.display()
+        ))),
+        Err(e) => Err(refuse(format!(
+            "cannot list the sock_ops programs of {} ({e}): attaching a policy needs CAP_BPF and CAP_NET_ADMIN (run as root)",
+            cgroup.display()
+        ))),
+    }
+}
+
 /// The live pin of `dir`, if a link is pinned there.
 fn live<'a>(snap: &'a Snapshot, dir: &Path) -> Option<&'a PolicyLive> {
     let pin = snap.policy.pins.iter().find(|p| p.dir == dir)?;
@@ -225,6 +261,7 @@ pub fn plan(
         )),
     };
     let cgroup_id = host.cgroup_id(&cgroup)?;
+    check_attachable(snap, host, &cgroup)?;
     let dirs = pin_dirs(cgroup_id);
     let present: Vec<&PathBuf> = dirs
         .iter()
@@ -244,10 +281,12 @@ pub fn plan(
         .unwrap_or_else(|| dirs[0].clone());
     let copy = copy_path(&snap.root, snap.cgroup2.as_deref(), &cgroup);
     let same_copy = matches!(Present::read(&copy)?, Present::File { bytes: b, .. } if b == bytes);
+    // The same maps of an older layout are an upgrade: replaced (through
+    // the free directory, as any replacement), so the new program runs.
     let same_maps = old
         .as_ref()
         .and_then(|o| live(snap, o))
-        .is_some_and(|l| l.maps.as_ref() == Ok(&compiled));
+        .is_some_and(|l| l.maps.as_ref() == Ok(&compiled) && l.layout == LAYOUT);
     let step = match (&old, same_copy && same_maps) {
         (Some(_), true) => PolicyStep::Unchanged,
         (Some(_), false) => PolicyStep::Replace,
@@ -461,7 +500,7 @@ fn reattach_one(
 #[path = "policy_judge.rs"]
 mod judge;
 use judge::attached;
-pub use judge::{agreement, checks, findings, governed};
+pub use judge::{agreement, checks, findings, foreign_programs, governed};
 
 #[cfg(test)]
 #[path = "policy_tests.rs"]

@@ -7,6 +7,7 @@ use bbrkit_policy::Compiled;
 
 use super::{PolicyLive, PolicyRecord, compile};
 use crate::host::Established;
+use crate::live::Foreign;
 use crate::outcome::{Check, CheckName, Finding, FindingId, Level};
 use crate::snapshot::Snapshot;
 
@@ -59,6 +60,28 @@ pub fn governed(snap: &Snapshot, s: &Established) -> bool {
             .and_then(|l| l.maps.as_ref().ok())
             .is_some_and(|c| rule_cc(c, s).is_some())
     })
+}
+
+/// How far back `verify` judges a policy's failures (the kernel refusing
+/// a rule's algorithm): 15 minutes, the window of the `BbrkitPolicyFailures`
+/// alert (`increase(...[15m])`, contrib/prometheus/bbrkit.rules.yml), so
+/// both forget a transient failure at the same time. The program stamps its
+/// latest failure with the monotonic clock (`BKPOL_S_LAST_FAILED`); the
+/// counters keep the total since the policy was attached.
+pub const FAILURE_WINDOW: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The policy's failures since it was attached, whether one is recent
+/// (within [`FAILURE_WINDOW`] of the reading; failures without a stamp, of
+/// a program older than the stamp, count as recent) and how long ago the
+/// latest was.
+fn failures(l: &PolicyLive) -> (u64, (bool, Option<std::time::Duration>)) {
+    let Ok(k) = &l.counters else {
+        return (0, (false, None));
+    };
+    let failed: u64 = k.arms.iter().map(|a| a.failed).sum();
+    let ago = k.stats.since_failed().filter(|_| failed > 0);
+    let recent = failed > 0 && ago.is_none_or(|d| d < FAILURE_WINDOW);
+    (failed, (recent, ago))
 }
 
 /// `verify`: each recorded policy is attached to its cgroup, its maps equal
@@ -122,24 +145,72 @@ pub fn checks(snap: &Snapshot) -> Vec<Check> {
             format!("equal to {}", r.copy.display()),
             detail,
         ));
+        if let Some((_, found)) = foreign_programs(snap)
+            .into_iter()
+            .find(|(c, _)| *c == r.cgroup.as_path())
+        {
+            let (ok, value, detail) = match found {
+                Ok(f) if f.is_empty() => (true, "none".to_string(), String::new()),
+                Ok(f) => (
+                    false,
+                    format!("{} program(s)", f.len()),
+                    f.iter()
+                        .map(Foreign::evidence)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                Err(e) => (false, "unreadable".to_string(), e.to_string()),
+            };
+            out.push(Check::new(
+                CheckName::PolicyForeign,
+                ok,
+                format!("policy.{cg}.foreign"),
+                value,
+                "none",
+                detail,
+            ));
+        }
         if let (Some((_, l)), Some(Ok((_, c)))) = (att, &want) {
             let socks = snap.sockets.as_deref().unwrap_or_default();
             let (agree, disagree) = agreement(c, socks);
-            let failed: u64 = l
-                .counters
-                .as_ref()
-                .map_or(0, |k| k.arms.iter().map(|a| a.failed).sum());
+            let (failed, recent) = failures(l);
+            let mut value = format!("{agree} agree, {disagree} differ, {failed} failed");
+            if let Some(ago) = recent.1 {
+                value.push_str(&format!(", the latest {} s ago", ago.as_secs()));
+            }
             out.push(Check::new(
                 CheckName::PolicyConnections,
-                failed == 0,
+                !recent.0,
                 format!("policy.{cg}.connections"),
-                format!("{agree} agree, {disagree} differ, {failed} failed"),
-                "0 failed",
-                "matched live connections vs the rule's algorithm; a difference is the application's own choice, a locked route, a connection opened before the policy or outside the cgroup".to_string(),
+                value,
+                format!("no failure in the last {} min", FAILURE_WINDOW.as_secs() / 60),
+                "matched live connections vs the rule's algorithm; a difference is the application's own choice, a locked route, a connection opened before the policy or outside the cgroup; a failure is the kernel refusing the rule's algorithm, judged over the window".to_string(),
             ));
         }
     }
     out
+}
+
+/// The programs around each recorded policy's cgroup that are not bbrkit's
+/// pinned policies (`Err`: they could not be listed).
+pub fn foreign_programs(snap: &Snapshot) -> Vec<(&Path, Result<Vec<Foreign>, &str>)> {
+    let pinned: Vec<u32> = snap
+        .policy
+        .pins
+        .iter()
+        .filter_map(|p| p.live.as_ref().ok().map(|l| l.link_id))
+        .collect();
+    snap.policy
+        .programs
+        .iter()
+        .map(|(cg, around)| {
+            let found = around
+                .as_ref()
+                .map(|a| crate::live::foreign(a, cg, &pinned))
+                .map_err(String::as_str);
+            (cg.as_path(), found)
+        })
+        .collect()
 }
 
 /// `doctor`: map pins without a link, a policy program without a pin,
@@ -162,19 +233,10 @@ pub fn findings(snap: &Snapshot) -> Vec<Finding> {
             "left by an interrupted apply; `bbrkit rollback` (or `bbrkit enable --policy` again) removes them",
         ));
     }
-    let pinned: Vec<u32> = snap
-        .policy
-        .pins
-        .iter()
-        .filter_map(|p| p.live.as_ref().ok().map(|l| l.link_id))
-        .collect();
-    for (cg, progs) in &snap.policy.programs {
-        let Ok(progs) = progs else { continue };
-        let unpinned: Vec<String> = progs
-            .iter()
-            .filter(|p| p.ours && !p.link_id.is_some_and(|l| pinned.contains(&l)))
-            .map(|p| format!("program {} ({})", p.id, p.name))
-            .collect();
+    for (cg, found) in foreign_programs(snap) {
+        let Ok(found) = found else { continue };
+        let (held, others): (Vec<Foreign>, Vec<Foreign>) = found.into_iter().partition(|f| f.ours);
+        let unpinned: Vec<String> = held.iter().map(Foreign::evidence).collect();
         if !unpinned.is_empty() {
             out.push(Finding::new(
                 FindingId::PolicyWithoutPin,
@@ -187,19 +249,33 @@ pub fn findings(snap: &Snapshot) -> Vec<Finding> {
                 "a process holds it (a trial, policy_peer); it goes when that process ends",
             ));
         }
-        let foreign: Vec<String> = progs
-            .iter()
-            .filter(|p| !p.ours)
-            .map(|p| format!("program {} ({})", p.id, p.name))
-            .collect();
+        let foreign: Vec<String> = others.iter().map(Foreign::evidence).collect();
         if !foreign.is_empty() {
-            out.push(Finding::new(FindingId::PolicyForeignSockops, Level::Warning, format!("another sock_ops program runs for {}", cg.display()), foreign, "it may set the algorithm too (bpftune's tcp_conn_tuner does); the program that runs last wins: stop it, or check `bbrkit verify`'s policy lines"));
+            out.push(Finding::new(FindingId::PolicyForeignSockops, Level::Warning, format!("{} other sock_ops program(s) can set the algorithm of the policy's sockets on {}", foreign.len(), cg.display()), foreign, "a program on an ancestor, or on the cgroup attached after the policy, runs after it and its setsockopt replaces the policy's algorithm; one on a descendant, or attached before, runs first and the policy keeps its choice (kept_app). Stop or detach it (bpftune, Cilium, a trial), or move the policy to a cgroup it does not share"));
         }
     }
     for r in &snap.policy.records {
         let Some((dir, l)) = attached(snap, r) else {
             continue;
         };
+        if l.layout != bbrkit_policy::attached::LAYOUT {
+            out.push(Finding::new(
+                FindingId::PolicyOldLayout,
+                Level::Warning,
+                format!(
+                    "the policy on {} runs an older bbrkit's program (pin layout {}, this bbrkit's is {})",
+                    r.cgroup.display(),
+                    l.layout,
+                    bbrkit_policy::attached::LAYOUT
+                ),
+                vec![format!("{}: layout {}", dir.display(), l.layout)],
+                format!(
+                    "`bbrkit enable --policy {} --cgroup {}` replaces it with the same rules, without a gap",
+                    r.copy.display(),
+                    r.cgroup.display()
+                ),
+            ));
+        }
         let Ok(c) = &l.counters else { continue };
         let never = c.unmatched_rules();
         if !never.is_empty() {

@@ -98,6 +98,7 @@ fn enable_records_copies_attaches_verifies_and_rollback_undoes_it() {
         [
             CheckName::PolicyAttached,
             CheckName::PolicyMaps,
+            CheckName::PolicyForeign,
             CheckName::PolicyConnections
         ]
     );
@@ -234,7 +235,78 @@ fn doctor_names_half_pins_unpinned_and_foreign_programs() {
         .iter()
         .find(|x| x.id == FindingId::PolicyWithoutPin)
         .unwrap();
-    assert_eq!(x.evidence, ["program 2 (bkpol_sockops)"]);
+    assert_eq!(
+        x.evidence,
+        [
+            "program 2 (bkpol_sockops) (bbrkit's program held by a process: a trial) on /sys/fs/cgroup, the policy's cgroup, attached after it: runs after the policy, its setsockopt replaces the policy's algorithm"
+        ]
+    );
+}
+
+/// Programs on an ancestor, on the cgroup before and after the policy, and
+/// on a descendant are each named with where they run; one on a sibling is
+/// not; verify fails until they are gone.
+#[test]
+fn verify_and_doctor_name_programs_around_the_policys_cgroup() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    let web = PathBuf::from("/sys/fs/cgroup/web");
+    f.live().cgroups.insert(web.clone(), 5);
+    let mut o = opts(&file, false);
+    o.policy.as_mut().unwrap().cgroup = Some(web.clone());
+    enable::run(&mut f.host, &o).unwrap();
+    let foreign_check = |f: &Fixture| {
+        let v = verify::run(&f.host, None).unwrap();
+        let c = v
+            .checks
+            .iter()
+            .find(|c| c.name == CheckName::PolicyForeign)
+            .cloned()
+            .expect("a policy_foreign check");
+        (v.ok, c)
+    };
+    let (ok, c) = foreign_check(&f);
+    assert!(ok && c.ok && c.value == "none", "{c:?}");
+    let link = f.host.live.policy_pins[0].live.as_ref().unwrap().link_id;
+    let prog = |id, name: &str| SockOpsProgram {
+        id,
+        name: name.into(),
+        link_id: None,
+        ours: false,
+    };
+    let so = &mut f.live().sock_ops;
+    so.insert("/sys/fs/cgroup".into(), vec![prog(7, "tcp_conn_tuner")]);
+    so.insert(
+        web.clone(),
+        vec![prog(8, "early"), ours(1, link), prog(9, "late")],
+    );
+    so.insert(web.join("api"), vec![prog(10, "child")]);
+    so.insert("/sys/fs/cgroup/other".into(), vec![prog(11, "sibling")]);
+    let (ok, c) = foreign_check(&f);
+    assert!(!ok && !c.ok, "{c:?}");
+    assert_eq!(c.key, "policy./sys/fs/cgroup/web.foreign");
+    assert_eq!(c.value, "4 program(s)");
+    for want in [
+        "program 7 (tcp_conn_tuner) on /sys/fs/cgroup, an ancestor: runs after",
+        "program 8 (early) on /sys/fs/cgroup/web, the policy's cgroup, attached before it: runs first",
+        "program 9 (late) on /sys/fs/cgroup/web, the policy's cgroup, attached after it: runs after",
+        "program 10 (child) on /sys/fs/cgroup/web/api, a descendant: runs first",
+    ] {
+        assert!(c.detail.contains(want), "{want} in {}", c.detail);
+    }
+    assert!(!c.detail.contains("sibling"), "{}", c.detail);
+    let r = doctor::diagnose(&f.host).unwrap();
+    let x = r
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::PolicyForeignSockops)
+        .unwrap();
+    assert_eq!(x.evidence.len(), 4, "{x:?}");
+    assert!(
+        x.evidence[0].starts_with("program 7 (tcp_conn_tuner) on /sys/fs/cgroup,"),
+        "{x:?}"
+    );
+    f.live().sock_ops.clear();
+    assert!(foreign_check(&f).0);
 }
 
 #[test]
@@ -637,4 +709,135 @@ fn rules_an_earlier_rule_covers_are_warned_with_their_lines() {
     let (mut f, _d, file) = with_policy(POLICY);
     let r = enable::run(&mut f.host, &opts(&file, true)).unwrap();
     assert!(r.policy.unwrap().warnings.is_empty());
+}
+
+/// Issue 33 item 5: no bpffs, no privileges, or an exclusive sock_ops
+/// attachment above the cgroup refuse the plan with the fix; a dry run says
+/// so too, and nothing is written.
+#[test]
+fn attaching_needs_bpffs_privileges_and_no_exclusive_attachment() {
+    use crate::bpf::FeatureId;
+    for (what, want) in [
+        (
+            "bpffs",
+            "--policy: /sys/fs/bpf is not bpffs: the policy is pinned there",
+        ),
+        (
+            "privileges",
+            "--policy: missing CAP_BPF: attaching a policy needs CAP_BPF",
+        ),
+        (
+            "exclusive",
+            "--policy: cgroup /sys/fs/cgroup holds a sock_ops program attached exclusively",
+        ),
+    ] {
+        let (mut f, _d, file) = with_policy(POLICY);
+        let features = &mut f.live().bpf_features.features;
+        match what {
+            "bpffs" => {
+                let b = features
+                    .iter_mut()
+                    .find(|x| x.id == FeatureId::Bpffs)
+                    .unwrap();
+                (b.present, b.detail) = (false, "/sys/fs/bpf is not bpffs".into());
+            }
+            "privileges" => {
+                let p = features
+                    .iter_mut()
+                    .find(|x| x.id == FeatureId::Privileges)
+                    .unwrap();
+                (p.present, p.detail) = (false, "missing CAP_BPF".into());
+            }
+            _ => f.live().sock_ops_exclusive.push("/sys/fs/cgroup".into()),
+        }
+        let before = files(&f);
+        for dry_run in [true, false] {
+            let e = enable::run(&mut f.host, &opts(&file, dry_run))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(want), "{what}: {e}");
+        }
+        assert_eq!((files(&f), linked(&f)), (before, vec![]), "{what}");
+    }
+}
+
+/// Issue 33: verify judges a recent window. Two failures, the latest a
+/// minute before the reading: `policy_connections` fails; the same two
+/// with the latest 16 minutes back (past [`judge::FAILURE_WINDOW`], the
+/// Prometheus alert's 15 minutes): it passes, the total still shown;
+/// failures without a stamp (a program older than it) still fail.
+#[test]
+fn verify_forgets_a_transient_failure_after_its_window() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    const MIN: u64 = 60_000_000_000;
+    let set = |f: &mut Fixture, last_failed_ns: u64| {
+        let arm = bbrkit_policy::attached::ArmCounters {
+            rule: 0,
+            arm: 0,
+            cc: "reno".into(),
+            matched: 5,
+            assigned: 3,
+            kept_app: 0,
+            kept_route: 0,
+            failed: 2,
+        };
+        let stats = bbrkit_policy::attached::Stats {
+            last_failed_ns,
+            read_ns: 100 * MIN,
+            ..Default::default()
+        };
+        f.host.live.policy_pins[0].live.as_mut().unwrap().counters = Ok(Counters {
+            arms: vec![arm],
+            stats,
+        });
+    };
+    let check = |f: &Fixture| {
+        let v = verify::run(&f.host, None).unwrap();
+        let c = v
+            .checks
+            .into_iter()
+            .find(|c| c.name == CheckName::PolicyConnections)
+            .unwrap();
+        (v.ok, c)
+    };
+    set(&mut f, 99 * MIN);
+    let (ok, c) = check(&f);
+    assert!(!ok && !c.ok, "{c:?}");
+    assert!(c.value.ends_with("2 failed, the latest 60 s ago"), "{c:?}");
+    assert_eq!(c.expected, "no failure in the last 15 min");
+    set(&mut f, 84 * MIN);
+    let (ok, c) = check(&f);
+    assert!(ok && c.ok, "{c:?}");
+    assert!(c.value.ends_with("2 failed, the latest 960 s ago"), "{c:?}");
+    set(&mut f, 0);
+    assert!(!check(&f).1.ok, "failures without a stamp count as recent");
+}
+
+/// Issue 33 item 5: a policy pinned by an older layout with the same maps
+/// is not "unchanged": doctor names it, `enable` replaces it through the
+/// free directory, and rollback still removes everything.
+#[test]
+fn an_older_layout_with_the_same_maps_is_replaced() {
+    let (mut f, _d, file) = with_policy(POLICY);
+    let before = files(&f);
+    enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    f.host.live.policy_pins[0].live.as_mut().unwrap().layout = 1;
+    let d = doctor::diagnose(&f.host).unwrap();
+    let x = d
+        .findings
+        .iter()
+        .find(|x| x.id == FindingId::PolicyOldLayout)
+        .expect("policy_old_layout");
+    assert_eq!(x.evidence, ["/sys/fs/bpf/bbrkit/policy/1: layout 1"]);
+    let r = enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    let p = r.policy.unwrap();
+    assert_eq!(p.step, PolicyStep::Replaced);
+    assert_eq!(p.replaces.as_deref(), Some("/sys/fs/bpf/bbrkit/policy/1"));
+    assert_eq!(linked(&f), [PathBuf::from("/sys/fs/bpf/bbrkit/policy/1-b")]);
+    let again = enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    assert_eq!(again.policy.unwrap().step, PolicyStep::Unchanged);
+    let rb = rollback::run(&mut f.host, UndoMode::default()).unwrap();
+    assert!(!rb.problem, "{rb:?}");
+    assert_eq!((files(&f), linked(&f)), (before, vec![]));
 }

@@ -7,12 +7,11 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use bbrkit_policy::Compiled;
-use bbrkit_policy::attached::SockOpsProgram;
 
 use super::{Established, Host, HostMut, KeyAccess, LabLeftover, SysModule, Traffic};
 use crate::algorithm::{RegisterFailure, Registration};
 use crate::env::Environment;
-use crate::live::PolicyPin;
+use crate::live::{Around, PolicyPin};
 use crate::netns::Namespace;
 use crate::qdisc::InterfaceQdisc;
 use crate::routes::CcRoute;
@@ -169,8 +168,14 @@ impl Host for LinuxHost {
         bpf::policy_pins()
     }
 
-    fn sock_ops_programs(&self, path: &Path) -> Result<Vec<SockOpsProgram>, String> {
-        bpf::sock_ops_programs(path)
+    fn sock_ops_around(&self, path: &Path) -> Result<Around, String> {
+        let mount = self.cgroup2().unwrap_or_else(|| path.to_path_buf());
+        bpf::sock_ops_around(path, &mount)
+    }
+
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String> {
+        let mount = self.cgroup2().unwrap_or_else(|| path.to_path_buf());
+        bpf::sock_ops_exclusive(path, &mount)
     }
 }
 

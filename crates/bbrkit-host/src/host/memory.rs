@@ -15,7 +15,7 @@ use super::{Established, Host, HostMut, KeyAccess, LabLeftover, SysModule, Traff
 use crate::algorithm::{BPF_ALGORITHMS, Holding, RegisterFailure, Registration};
 use crate::bpf::{Feature, FeatureId, Features};
 use crate::env::Environment;
-use crate::live::{PolicyLive, PolicyPin};
+use crate::live::{Around, PolicyLive, PolicyPin};
 use crate::netns::Namespace;
 use crate::qdisc::{Class, InterfaceQdisc};
 use crate::routes::CcRoute;
@@ -55,8 +55,10 @@ pub struct Live {
     pub cgroups: BTreeMap<PathBuf, u64>,
     /// Policy pin directories.
     pub policy_pins: Vec<PolicyPin>,
-    /// The sock_ops programs each cgroup runs.
+    /// The sock_ops programs attached to each cgroup, in run order.
     pub sock_ops: BTreeMap<PathBuf, Vec<SockOpsProgram>>,
+    /// Cgroups with an exclusive (legacy) sock_ops attachment.
+    pub sock_ops_exclusive: Vec<PathBuf>,
 }
 
 /// An interface as the kernel lists it.
@@ -156,6 +158,7 @@ impl Default for Live {
             cgroups: BTreeMap::from([(PathBuf::from("/sys/fs/cgroup"), 1)]),
             policy_pins: Vec::new(),
             sock_ops: BTreeMap::new(),
+            sock_ops_exclusive: Vec::new(),
         }
     }
 }
@@ -340,8 +343,22 @@ impl Host for MemoryHost {
     fn policy_pins(&self) -> Vec<PolicyPin> {
         self.live.policy_pins.clone()
     }
-    fn sock_ops_programs(&self, path: &Path) -> Result<Vec<SockOpsProgram>, String> {
-        Ok(self.live.sock_ops.get(path).cloned().unwrap_or_default())
+    fn sock_ops_exclusive(&self, path: &Path) -> Result<Option<PathBuf>, String> {
+        Ok(self
+            .live
+            .sock_ops_exclusive
+            .iter()
+            .find(|c| path.starts_with(c))
+            .cloned())
+    }
+    fn sock_ops_around(&self, path: &Path) -> Result<Around, String> {
+        Ok(self
+            .live
+            .sock_ops
+            .iter()
+            .filter(|(c, _)| path.starts_with(c) || c.starts_with(path))
+            .map(|(c, p)| (c.clone(), p.clone()))
+            .collect())
     }
 }
 
@@ -424,6 +441,7 @@ impl HostMut for MemoryHost {
                 cgroup_id,
                 maps: Ok(compiled.clone()),
                 counters: Err("no counters in memory".into()),
+                layout: bbrkit_policy::attached::LAYOUT,
             }),
         });
         Ok(())
