@@ -22,6 +22,10 @@ use crate::prom::{Exposition, Histogram, MetricType};
 use crate::qdisc::InterfaceQdisc;
 use crate::{BbrInfo, DiagError, Socket, TcpState};
 
+mod policy;
+
+pub use policy::{PolicyArm, PolicyForeign, PolicyStats};
+
 /// Upper bounds of the min-RTT histogram, seconds (100 µs to 2.5 s).
 pub const MIN_RTT_BUCKETS_S: [f64; 14] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
@@ -189,49 +193,6 @@ pub struct VerifyCheck {
     pub ok: bool,
 }
 
-/// One (rule, arm) of a per-connection policy bbrkit attached, with the
-/// program's counters summed over CPUs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyArm {
-    /// The cgroup the policy governs (its id).
-    pub cgroup_id: u64,
-    /// The rule, numbered from 1 in match order.
-    pub rule: usize,
-    /// The arm's index in the order written (0 for `cc =`).
-    pub arm: usize,
-    /// The arm's algorithm.
-    pub cc: String,
-    /// Connections that matched the rule and drew the arm.
-    pub matched: u64,
-    /// ... whose algorithm the program set.
-    pub assigned: u64,
-    /// ... that kept the application's (or another program's) choice.
-    pub kept_app: u64,
-    /// ... that kept a locked route's choice.
-    pub kept_route: u64,
-    /// ... where the kernel refused the algorithm.
-    pub failed: u64,
-}
-
-/// The global counters of one attached policy's program.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyStats {
-    /// The cgroup the policy governs (its id).
-    pub cgroup_id: u64,
-    /// What the program counted, summed over CPUs.
-    pub stats: bbrkit_policy::attached::Stats,
-}
-
-/// Other sock_ops programs around one recorded policy's cgroup.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyForeign {
-    /// The cgroup the policy governs (its id).
-    pub cgroup_id: u64,
-    /// sock_ops programs on it, its ancestors or its descendants that are
-    /// not bbrkit's pinned policies (`None`: they could not be listed).
-    pub programs: Option<usize>,
-}
-
 /// Everything an exposition is made of, read once.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
@@ -271,120 +232,10 @@ pub fn exposition(inputs: &Inputs) -> Result<Exposition, DiagError> {
     write_models(&mut e, &inputs.models)?;
     write_tcp_counters(&mut e, &inputs.counters)?;
     write_verify(&mut e, inputs.verify.as_ref())?;
-    write_policy(&mut e, &inputs.policy)?;
-    write_policy_stats(&mut e, &inputs.policy_stats)?;
-    write_policy_foreign(&mut e, &inputs.policy_foreign)?;
+    policy::write_arms(&mut e, &inputs.policy)?;
+    policy::write_stats(&mut e, &inputs.policy_stats)?;
+    policy::write_foreign(&mut e, &inputs.policy_foreign)?;
     Ok(e)
-}
-
-/// `bbrkit_policy_matches_total{cgroup_id,rule,arm,cc}` and
-/// `bbrkit_policy_outcomes_total{cgroup_id,rule,arm,cc,outcome}`, when a policy is
-/// attached (a host without one publishes exactly what it did before).
-fn write_policy(e: &mut Exposition, arms: &[PolicyArm]) -> Result<(), DiagError> {
-    if arms.is_empty() {
-        return Ok(());
-    }
-    e.family(
-        "bbrkit_policy_matches_total",
-        MetricType::Counter,
-        "Connections the per-connection policy matched, by cgroup, rule (1-based, match order), arm (0-based) and the arm's algorithm, since the policy was attached.",
-    )?;
-    for a in arms {
-        let (id, rule, arm) = (
-            a.cgroup_id.to_string(),
-            a.rule.to_string(),
-            a.arm.to_string(),
-        );
-        e.sample(
-            &[
-                ("cgroup_id", &id),
-                ("rule", &rule),
-                ("arm", &arm),
-                ("cc", &a.cc),
-            ],
-            a.matched as f64,
-        )?;
-    }
-    e.family(
-        "bbrkit_policy_outcomes_total",
-        MetricType::Counter,
-        "What became of the connections each rule and arm matched, by outcome: assigned (the program set the algorithm), kept_app (an application's or another program's choice was kept), kept_route (a locked route's), failed (the kernel refused the algorithm), since the policy was attached.",
-    )?;
-    for a in arms {
-        let (id, rule, arm) = (
-            a.cgroup_id.to_string(),
-            a.rule.to_string(),
-            a.arm.to_string(),
-        );
-        for (outcome, n) in [
-            ("assigned", a.assigned),
-            ("kept_app", a.kept_app),
-            ("kept_route", a.kept_route),
-            ("failed", a.failed),
-        ] {
-            e.sample(
-                &[
-                    ("cgroup_id", &id),
-                    ("rule", &rule),
-                    ("arm", &arm),
-                    ("cc", &a.cc),
-                    ("outcome", outcome),
-                ],
-                n as f64,
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// `bbrkit_policy_events_total{cgroup_id,event}`: the program's global
-/// counters (absent without a policy).
-fn write_policy_stats(e: &mut Exposition, all: &[PolicyStats]) -> Result<(), DiagError> {
-    if all.is_empty() {
-        return Ok(());
-    }
-    e.family(
-        "bbrkit_policy_events_total",
-        MetricType::Counter,
-        "The per-connection policy program's global counters, by cgroup and event: established (connections seen), unmatched (no rule: host default), no_arm (every weight 0), no_storage (recorded rule without storage), records (written), ring_full (records lost), no_tcp_sock (closes without a tcp_sock), since the policy was attached.",
-    )?;
-    for p in all {
-        let id = p.cgroup_id.to_string();
-        let s = &p.stats;
-        for (event, n) in [
-            ("established", s.established),
-            ("unmatched", s.unmatched),
-            ("no_arm", s.no_arm),
-            ("no_storage", s.no_storage),
-            ("records", s.records),
-            ("ring_full", s.ring_full),
-            ("no_tcp_sock", s.no_tcp_sock),
-        ] {
-            e.sample(&[("cgroup_id", &id), ("event", event)], n as f64)?;
-        }
-    }
-    Ok(())
-}
-
-/// `bbrkit_policy_foreign_programs{cgroup_id}`: other sock_ops programs
-/// that can set the algorithm of a recorded policy's sockets (absent
-/// without a policy; a cgroup whose programs could not be listed has no
-/// sample).
-fn write_policy_foreign(e: &mut Exposition, all: &[PolicyForeign]) -> Result<(), DiagError> {
-    if all.is_empty() {
-        return Ok(());
-    }
-    e.family(
-        "bbrkit_policy_foreign_programs",
-        MetricType::Gauge,
-        "Other sock_ops programs (not bbrkit's pinned policies: bpftune, Cilium, a trial) attached to a recorded policy's cgroup, an ancestor or a descendant, by cgroup: each can set the algorithm of the policy's connections (`bbrkit doctor` names them).",
-    )?;
-    for p in all {
-        if let Some(n) = p.programs {
-            e.sample(&[("cgroup_id", &p.cgroup_id.to_string())], n as f64)?;
-        }
-    }
-    Ok(())
 }
 
 fn write_host(
