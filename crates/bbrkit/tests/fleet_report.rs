@@ -248,6 +248,7 @@ fn the_report_pools_a_backfilled_fleet_as_the_library_does() {
         serde_json::json!(["gone-1:9100", "stale-1:9100"])
     );
     assert_eq!(r["missing"], serde_json::json!(["gone-1:9100"]));
+    assert_eq!(r["arms"], serde_json::json!({"A": "cubic", "B": "bbr"}));
 
     // The library on the fresh hosts' own numbers, per group.
     for (group, key) in [("all", &r["overall"]), ("198.51.100.0/24", &r["groups"][0])] {
@@ -313,7 +314,7 @@ fn the_report_pools_a_backfilled_fleet_as_the_library_does() {
     let out = bbrkit(&args);
     let table = String::from_utf8(out.stdout).unwrap();
     let head = format!(
-        "bbrkit fleet report: trial edge at {at}, 5 host(s) exporting it, 2 stale, 1 missing\n"
+        "bbrkit fleet report: trial edge (A cubic, B bbr: B/A is bbr over cubic) at {at}, 5 host(s) exporting it, 2 stale, 1 missing\n"
     );
     assert!(table.starts_with(&head), "{table}");
     assert!(table.contains("disagrees with the other hosts"), "{table}");
