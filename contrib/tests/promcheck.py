@@ -40,6 +40,12 @@ RULE_PHASES = {
     "trial_group:bbrkit_trial_effect_weighted_log_ratio:sum": "post",
     "trial_group:bbrkit_trial_effect_log_ratio:pooled": "post",
     "trial_group:bbrkit_trial_hosts:count": "post",
+    "trial_group:bbrkit_trial_effect_weighted_log_ratio_squared:sum": "post",
+    "trial_group:bbrkit_trial_effect_weight_squared:sum": "post",
+    "instance:bbrkit_trial_effect_others_weight:sum": "post",
+    "instance:bbrkit_trial_effect_others_weighted_log_ratio:sum": "post",
+    "instance:bbrkit_trial_effect_others_weight_squared:sum": "post",
+    "instance:bbrkit_trial_effect_others_tau2:dersimonian_laird": "post",
     "BbrkitTrialHostContradictsFleet": "post",
     "BbrkitTrialStale": "post",
 }
@@ -81,6 +87,12 @@ PENDING.update(
         "trial_group:bbrkit_trial_effect_weighted_log_ratio:sum",
         "trial_group:bbrkit_trial_effect_log_ratio:pooled",
         "trial_group:bbrkit_trial_hosts:count",
+        "trial_group:bbrkit_trial_effect_weighted_log_ratio_squared:sum",
+        "trial_group:bbrkit_trial_effect_weight_squared:sum",
+        "instance:bbrkit_trial_effect_others_weight:sum",
+        "instance:bbrkit_trial_effect_others_weighted_log_ratio:sum",
+        "instance:bbrkit_trial_effect_others_weight_squared:sum",
+        "instance:bbrkit_trial_effect_others_tau2:dersimonian_laird",
     )
 )
 # Grafana's variables, as the dashboard would send them.
