@@ -176,11 +176,17 @@ cmp -s "$work/edge-bbr.toml" "$root/etc/bbrkit/trials/edge-bbr.toml" || fail "tr
 
 # promote.yml on the fixture report: 198.51.100.0/24 (trusted better) gets
 # bbr, 203.0.113.0/24 (insufficient data) and 192.0.2.0/24 (untrusted) stay.
+# The winner comes from the report's arms ({"A": "cubic", "B": "bbr"});
+# bbrkit_promote_arms given in the wrong order fails before any change.
 cp "$work/policy.toml" "$work/fleet-policy.toml"
 promote=(-e bbrkit_root="$root" -e bbrkit_policy_cgroup="$cg" -e bbrkit_promote_trial=edge-vs-dc
-	-e '{"bbrkit_promote_arms": ["cubic", "bbr"]}' -e bbrkit_promote_policy="$work/fleet-policy.toml"
+	-e bbrkit_promote_policy="$work/fleet-policy.toml"
 	-e bbrkit_promote_report="$repo/contrib/tests/fixtures/fleet-report.json")
 playbook=$repo/contrib/ansible/promote.yml
+check "promote.yml: bbrkit_promote_arms swapped against the report's arms fails, changing nothing" 0 1 2 \
+	"$(play "${promote[@]}" -e '{"bbrkit_promote_arms": ["bbr", "cubic"]}')"
+grep -qF 'disagrees with the report' "$work/play.out" || fail "promote.yml: the swapped arms' failure does not say why"
+cmp -s "$work/policy.toml" "$work/fleet-policy.toml" || fail "promote.yml: the failed cross-check changed the fleet policy"
 check "promote.yml: the place for promoted rules, the winner's rule, the policy file, its attachment" 4 0 0 "$(play "${promote[@]}")"
 expected='# bbrkit promote.yml: rules promoted from fleet trials, first in match order
 # BEGIN bbrkit promote.yml: 198.51.100.0/24
@@ -204,7 +210,8 @@ for why in '198.51.100.0/24: promoted to bbr (bbr better than cubic, B/A 3.84x o
 	grep -qF "$why" "$work/play.out" || fail "promote.yml does not say: $why"
 done
 echo "ok   ansible: promote.yml wrote the rule for the trusted group and said why each other group stays"
-check "promote.yml again changes nothing" 0 0 0 "$(play "${promote[@]}")"
+check "promote.yml again changes nothing (bbrkit_promote_arms agreeing)" 0 0 0 \
+	"$(play "${promote[@]}" -e '{"bbrkit_promote_arms": ["cubic", "bbr"]}')"
 playbook=
 check "policy: state absent rolls back the enable and the policy" 1 0 0 "$(play -e bbrkit_root="$root" -e bbrkit_state=absent)"
 [ ! -e /sys/fs/bpf/bbrkit/policy ] || fail "policy: rollback left pins"

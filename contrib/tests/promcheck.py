@@ -12,7 +12,8 @@ checked in `post`, with Grafana's variables replaced by values a dashboard
 would send. Every expression of the phase must return at least one series
 within TIMEOUT seconds, polled once a second. Expressions over metrics that
 `bbrkit metrics` does not export yet (PENDING) are reported, and checked as
-soon as the metric appears in Prometheus.
+soon as the metric appears in Prometheus; until then Prometheus only parses
+them (a syntax error fails).
 """
 import json
 import sys
@@ -35,6 +36,19 @@ RULE_PHASES = {
     "BbrkitTrialSampleRatioMismatch": "post",
     "BbrkitPolicyFailures": "post",
     "BbrkitPolicyForeignProgram": "post",
+    "instance:bbrkit_trial_effect_weight:inverse_variance": "post",
+    "trial_group:bbrkit_trial_effect_weight:sum": "post",
+    "trial_group:bbrkit_trial_effect_weighted_log_ratio:sum": "post",
+    "trial_group:bbrkit_trial_effect_log_ratio:pooled": "post",
+    "trial_group:bbrkit_trial_hosts:count": "post",
+    "trial_group:bbrkit_trial_effect_weighted_log_ratio_squared:sum": "post",
+    "trial_group:bbrkit_trial_effect_weight_squared:sum": "post",
+    "instance:bbrkit_trial_effect_others_weight:sum": "post",
+    "instance:bbrkit_trial_effect_others_weighted_log_ratio:sum": "post",
+    "instance:bbrkit_trial_effect_others_weight_squared:sum": "post",
+    "instance:bbrkit_trial_effect_others_tau2:dersimonian_laird": "post",
+    "BbrkitTrialHostContradictsFleet": "post",
+    "BbrkitTrialStale": "post",
 }
 # metric -> who adds it; expressions using it are checked once it exists.
 PENDING = {
@@ -61,8 +75,32 @@ PENDING.update(
         "bbrkit_trial_trusted",
     )
 )
+# A fleet trial (issue 35): prometheus.sh scrapes one host and runs no trial,
+# so these stay pending there; the fleet rules' firing and clearing (four
+# hosts or more, a look gone old) are promtool's (contrib/prometheus/tests.yml).
+PENDING.update(
+    (m, "a fleet trial's hosts (issue 35; promtool tests the rules)")
+    for m in (
+        "bbrkit_trial_effect_log_ratio",
+        "bbrkit_trial_effect_log_se",
+        "bbrkit_trial_look_timestamp_seconds",
+        "bbrkit_trial_running",
+        "bbrkit_trial_split_weight",
+        "instance:bbrkit_trial_effect_weight:inverse_variance",
+        "trial_group:bbrkit_trial_effect_weight:sum",
+        "trial_group:bbrkit_trial_effect_weighted_log_ratio:sum",
+        "trial_group:bbrkit_trial_effect_log_ratio:pooled",
+        "trial_group:bbrkit_trial_hosts:count",
+        "trial_group:bbrkit_trial_effect_weighted_log_ratio_squared:sum",
+        "trial_group:bbrkit_trial_effect_weight_squared:sum",
+        "instance:bbrkit_trial_effect_others_weight:sum",
+        "instance:bbrkit_trial_effect_others_weighted_log_ratio:sum",
+        "instance:bbrkit_trial_effect_others_weight_squared:sum",
+        "instance:bbrkit_trial_effect_others_tau2:dersimonian_laird",
+    )
+)
 # Grafana's variables, as the dashboard would send them.
-GRAFANA_VARS = {"$__rate_interval": "30s", "$__interval": "15s", "$instance": ".+"}
+GRAFANA_VARS = {"$__rate_interval": "30s", "$__interval": "15s", "$instance": ".+", "$trial": ".+"}
 
 
 def query(url, expr):
@@ -141,6 +179,7 @@ def main():
     for what, expr in exprs:
         wait = [m for m in PENDING if m in expr and not query(url, f"count({m})")]
         if wait:
+            query(url, expr)  # parsed by Prometheus all the same: an error fails here
             pending[what] = wait[0]
             continue
         while True:

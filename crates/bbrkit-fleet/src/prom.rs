@@ -212,6 +212,9 @@ pub struct Host {
     pub drawn: Option<[u64; 2]>,
     /// The unit of randomization (`connection`, `client`, `prefix`).
     pub unit: Option<String>,
+    /// Its arms' algorithms, A and B, from the `arm` and `cc` labels of
+    /// its per-arm series (`None` until both arms are seen).
+    pub arms: Option<[String; 2]>,
     /// Per group (`all` included).
     pub groups: BTreeMap<String, HostGroup>,
 }
@@ -238,6 +241,7 @@ fn arm(labels: &BTreeMap<String, String>) -> Option<usize> {
 /// The [`Fleet`] of trial `trial` at `at_s` from each family's samples.
 pub fn assemble(trial: &str, at_s: f64, answers: &[(Family, Vec<Sample>)]) -> Fleet {
     let mut hosts: BTreeMap<String, Host> = BTreeMap::new();
+    let mut arms = BTreeMap::new();
     for (family, samples) in answers {
         for s in samples {
             let instance = s
@@ -251,6 +255,7 @@ pub fn assemble(trial: &str, at_s: f64, answers: &[(Family, Vec<Sample>)]) -> Fl
                 ..Host::default()
             });
             take(h, *family, s);
+            name_arm(h, &mut arms, s);
         }
     }
     Fleet {
@@ -273,6 +278,18 @@ fn count(v: f64) -> u64 {
 fn group_of<'a>(h: &'a mut Host, s: &Sample) -> Option<&'a mut HostGroup> {
     let name = s.labels.get("group")?;
     Some(h.groups.entry(name.clone()).or_default())
+}
+
+/// Host `h`'s arm `i` runs `cc`: both arms seen make its `arms`.
+fn name_arm(h: &mut Host, seen: &mut BTreeMap<String, [Option<String>; 2]>, s: &Sample) {
+    let (Some(i), Some(cc)) = (arm(&s.labels), s.labels.get("cc")) else {
+        return;
+    };
+    let a = seen.entry(h.instance.clone()).or_default();
+    a[i] = Some(cc.clone());
+    if let [Some(x), Some(y)] = a {
+        h.arms = Some([x.clone(), y.clone()]);
+    }
 }
 
 fn take(h: &mut Host, family: Family, s: &Sample) {
@@ -362,7 +379,26 @@ mod tests {
         assert!(!h1.missing && h1.unit.as_deref() == Some("client"));
         assert_eq!(h1.groups["all"].log_ratio, Some(0.5));
         assert_eq!(h1.groups["all"].units, [0, 120]);
+        assert_eq!(h1.arms, None, "arm A not seen yet");
         assert!(f.hosts[1].missing && f.hosts[1].groups.is_empty());
+    }
+
+    #[test]
+    fn arms_come_from_the_arm_and_cc_labels() {
+        let weights = r#"{"status":"success","data":{"resultType":"vector","result":[
+            {"metric":{"instance":"h1:9100","trial":"t","arm":"B","cc":"bbr"},"value":[1800000000,"50"]},
+            {"metric":{"instance":"h1:9100","trial":"t","arm":"A","cc":"cubic"},"value":[1800000000,"50"]},
+            {"metric":{"instance":"h2:9100","trial":"t","arm":"A","cc":"bbr"},"value":[1800000000,"50"]},
+            {"metric":{"instance":"h2:9100","trial":"t","arm":"B","cc":"cubic"},"value":[1800000000,"50"]}]}}"#;
+        let f = assemble("t", 1.8e9, &[(Family::Weight, parse(weights).unwrap())]);
+        assert_eq!(
+            f.hosts[0].arms,
+            Some(["cubic".to_string(), "bbr".to_string()])
+        );
+        assert_eq!(
+            f.hosts[1].arms,
+            Some(["bbr".to_string(), "cubic".to_string()])
+        );
     }
 
     #[test]

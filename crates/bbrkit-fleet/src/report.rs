@@ -5,7 +5,9 @@
 //!
 //! ```text
 //!   host fresh?    scraped within stale_after, and, when its trial runs, looked within it
-//!   host pooled?   fresh, trusted by the host, an effect with an SE above 0
+//!   arms           the algorithms of arms A and B (labels `arm`, `cc`) most hosts
+//!                  export; a host whose arms differ is listed, not pooled
+//!   host pooled?   fresh, the fleet's arms, trusted by the host, an effect with an SE above 0
 //!   pool           meta::pool over the pooled hosts' (ln ratio, SE²), τ² by DL (or REML)
 //!   disagrees      |leave-one-out residual| > z(1 − 0.05 / 2k): Bonferroni over the
 //!                  k pooled hosts (2.50 at k = 4, 4.42 at 10 000), else 5 % of a
@@ -164,11 +166,25 @@ pub struct GroupReport {
     pub hosts: Vec<HostRow>,
 }
 
+/// The trial's arms: which algorithm is A (the baseline) and which is B.
+/// Its JSON is `{"A": "cubic", "B": "bbr"}`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Arms {
+    /// Arm A's algorithm (the baseline: `worse` gives A).
+    #[serde(rename = "A")]
+    pub a: String,
+    /// Arm B's (`better` gives B).
+    #[serde(rename = "B")]
+    pub b: String,
+}
+
 /// The fleet's answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FleetReport {
     /// The trial.
     pub trial: String,
+    /// Its arms, as most hosts export them (`None`: no host names both).
+    pub arms: Option<Arms>,
     /// Time of the numbers, Unix seconds.
     pub at_s: f64,
     /// What was asked.
@@ -191,8 +207,30 @@ fn is_stale(h: &Host, at_s: f64, after_s: f64) -> bool {
         || (h.running == Some(true) && h.look_s.is_some_and(|t| at_s - t > after_s))
 }
 
+fn arms_of(h: &Host) -> Option<Arms> {
+    h.arms.as_ref().map(|[a, b]| Arms {
+        a: a.clone(),
+        b: b.clone(),
+    })
+}
+
+/// The arms most present hosts export; on a tie, the first in name order
+/// (a fleet split half and half between swapped definitions has no
+/// majority: the other half is then excluded, and says so).
+fn fleet_arms(fleet: &Fleet) -> Option<Arms> {
+    let mut count: BTreeMap<Arms, usize> = BTreeMap::new();
+    for h in fleet.hosts.iter().filter(|h| !h.missing) {
+        if let Some(a) = arms_of(h) {
+            *count.entry(a).or_default() += 1;
+        }
+    }
+    let most = *count.values().max()?;
+    count.into_iter().find(|(_, n)| *n == most).map(|(a, _)| a)
+}
+
 /// The report of `fleet` as `settings` says.
 pub fn analyse(fleet: &Fleet, settings: &Settings) -> FleetReport {
+    let arms = fleet_arms(fleet);
     let stale: Vec<bool> = fleet
         .hosts
         .iter()
@@ -208,13 +246,21 @@ pub fn analyse(fleet: &Fleet, settings: &Settings) -> FleetReport {
     let mut names: Vec<(&str, u64)> = totals.into_iter().collect();
     names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let alpha = settings.srm_alpha / names.len().max(1) as f64;
-    let overall = group(fleet, &stale, settings, "all", settings.srm_alpha);
+    let overall = group(
+        fleet,
+        &stale,
+        arms.as_ref(),
+        settings,
+        "all",
+        settings.srm_alpha,
+    );
     let groups = names
         .iter()
-        .map(|(n, _)| group(fleet, &stale, settings, n, alpha))
+        .map(|(n, _)| group(fleet, &stale, arms.as_ref(), settings, n, alpha))
         .collect();
     FleetReport {
         trial: fleet.trial.clone(),
+        arms,
         at_s: fleet.at_s,
         settings: settings.clone(),
         hosts: fleet.hosts.iter().filter(|h| !h.missing).count(),
@@ -237,12 +283,20 @@ pub fn analyse(fleet: &Fleet, settings: &Settings) -> FleetReport {
 }
 
 /// Why host `h`'s group `g` is not pooled, if it is not.
-fn exclusion(h: &Host, g: Option<&HostGroup>, stale: bool) -> Option<String> {
+fn exclusion(h: &Host, g: Option<&HostGroup>, stale: bool, arms: Option<&Arms>) -> Option<String> {
     if h.missing {
         return Some("missing: not scraped now".into());
     }
     if stale {
         return Some("stale: its numbers are old".into());
+    }
+    if let (Some(own), Some(fleet)) = (arms_of(h), arms)
+        && own != *fleet
+    {
+        return Some(format!(
+            "its arms differ: A {}, B {} (the fleet's: A {}, B {})",
+            own.a, own.b, fleet.a, fleet.b
+        ));
     }
     let g = g?;
     if g.trusted == Some(false) {
@@ -258,6 +312,7 @@ fn exclusion(h: &Host, g: Option<&HostGroup>, stale: bool) -> Option<String> {
 fn group(
     fleet: &Fleet,
     stale: &[bool],
+    arms: Option<&Arms>,
     settings: &Settings,
     name: &str,
     alpha: f64,
@@ -270,7 +325,7 @@ fn group(
         if g.is_none() && !(name == "all" && h.missing) {
             continue;
         }
-        let note = exclusion(h, g, st);
+        let note = exclusion(h, g, st, arms);
         let empty = HostGroup::default();
         let hg = g.unwrap_or(&empty);
         let symmetric = |sign: f64| {
@@ -458,6 +513,7 @@ mod tests {
             weights: Some([50.0, 50.0]),
             drawn: Some([500, 500]),
             unit: Some("connection".into()),
+            arms: Some(["cubic".into(), "bbr".into()]),
             groups: [("all".to_string(), g.clone()), ("lossy".to_string(), g)].into(),
             ..Host::default()
         }
@@ -526,6 +582,30 @@ mod tests {
         hosts[2].weights = Some([90.0, 10.0]);
         let r = analyse(&fleet(hosts), &Settings::default());
         assert!(!r.overall.trusted && r.overall.reason.contains("splits differ"));
+    }
+
+    #[test]
+    fn the_report_names_the_arms_and_a_swapped_host_stays_out() {
+        let mut hosts: Vec<Host> = (0..3).map(|i| host(&format!("h{i}"), 0.4, 0.05)).collect();
+        let mut swapped = host("swapped", -0.4, 0.05);
+        swapped.arms = Some(["bbr".into(), "cubic".into()]);
+        hosts.push(swapped);
+        let r = analyse(&fleet(hosts), &Settings::default());
+        let arms = r.arms.as_ref().unwrap();
+        assert_eq!((arms.a.as_str(), arms.b.as_str()), ("cubic", "bbr"));
+        assert_eq!(
+            serde_json::to_value(arms).unwrap(),
+            serde_json::json!({"A": "cubic", "B": "bbr"})
+        );
+        assert_eq!((r.overall.k, r.overall.verdict), (3, Verdict::Better));
+        let row = r.overall.hosts.iter().find(|h| h.instance == "swapped");
+        let row = row.unwrap();
+        assert!(!row.pooled && !row.stale);
+        assert_eq!(
+            row.note.as_deref(),
+            Some("its arms differ: A bbr, B cubic (the fleet's: A cubic, B bbr)")
+        );
+        assert!(r.overall.disagreeing.is_empty());
     }
 
     #[test]

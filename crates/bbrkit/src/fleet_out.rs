@@ -31,10 +31,14 @@ fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
 /// The table: a line per group, then each group's hosts.
 pub fn table(r: &FleetReport) -> String {
     let mut out = String::new();
+    let arms = r.arms.as_ref().map_or(String::new(), |a| {
+        format!(" (A {}, B {}: B/A is {} over {})", a.a, a.b, a.b, a.a)
+    });
     let _ = writeln!(
         out,
-        "bbrkit fleet report: trial {} at {:.0}, {} host(s) exporting it, {} stale, {} missing",
+        "bbrkit fleet report: trial {}{} at {:.0}, {} host(s) exporting it, {} stale, {} missing",
         r.trial,
+        arms,
         r.at_s,
         r.hosts,
         r.stale.len(),

@@ -1,12 +1,14 @@
 //! `bbrkit fleet report` against a real Prometheus (Debian's `prometheus`,
-//! installed by `contrib/deps.sh test`): six hosts' trial series are
+//! installed by `contrib/deps.sh test`): seven hosts' trial series are
 //! backfilled with `promtool tsdb create-blocks-from openmetrics` into a
 //! temporary TSDB, Prometheus serves it on a free loopback port, and the
 //! report's pooled numbers must be the library's on the same inputs
 //! (`bbrkit_fleet::meta::pool` of the fresh hosts' log ratios and SEs).
 //! Four hosts are fresh (one planted far from the others), one stopped
 //! being scraped 4 minutes before the report (stale: left out of the
-//! pool), one 20 minutes before (missing). Bad input: one line, exit 2.
+//! pool), one 20 minutes before (missing), and one fresh host runs the
+//! arms swapped (A bbr, B cubic: listed with a note, not pooled). Bad
+//! input: one line, exit 2.
 //! Needs no root; changes nothing outside its temporary directory.
 
 use std::fmt::Write as _;
@@ -30,40 +32,54 @@ struct Fake {
     groups: &'static [(&'static str, f64, f64)],
     /// Seconds between its last sample and the report.
     last_age_s: i64,
+    /// Its definition has the arms the other way round (A bbr, B cubic).
+    swapped: bool,
 }
 
 const Z95: f64 = 1.959_963_984_540_054;
 
-const HOSTS: [Fake; 6] = [
+const HOSTS: [Fake; 7] = [
     Fake {
         instance: "edge-1:9100",
         groups: &[("all", 0.41, 0.08), ("198.51.100.0/24", 1.9, 0.2)],
         last_age_s: 15,
+        swapped: false,
     },
     Fake {
         instance: "edge-2:9100",
         groups: &[("all", 0.35, 0.07), ("198.51.100.0/24", 1.2, 0.15)],
         last_age_s: 15,
+        swapped: false,
     },
     Fake {
         instance: "edge-3:9100",
         groups: &[("all", 0.47, 0.09), ("198.51.100.0/24", 2.4, 0.25)],
         last_age_s: 15,
+        swapped: false,
     },
     Fake {
         instance: "dc-1:9100",
         groups: &[("all", -0.35, 0.06)],
         last_age_s: 15,
+        swapped: false,
     },
     Fake {
         instance: "stale-1:9100",
         groups: &[("all", 3.0, 0.05)],
         last_age_s: 240,
+        swapped: false,
     },
     Fake {
         instance: "gone-1:9100",
         groups: &[("all", -3.0, 0.05)],
         last_age_s: 1200,
+        swapped: false,
+    },
+    Fake {
+        instance: "swapped-1:9100",
+        groups: &[("all", -0.4, 0.06)],
+        last_age_s: 15,
+        swapped: true,
     },
 ];
 
@@ -77,11 +93,13 @@ fn openmetrics(at: i64) -> String {
     };
     for h in &HOSTS {
         let base = format!("instance=\"{}\",job=\"node\",trial=\"edge\"", h.instance);
-        for arm in ["A", "B"] {
-            let a = format!(
-                "{base},arm=\"{arm}\",cc=\"{}\"",
-                if arm == "A" { "cubic" } else { "bbr" }
-            );
+        let arms = if h.swapped {
+            [("A", "bbr"), ("B", "cubic")]
+        } else {
+            [("A", "cubic"), ("B", "bbr")]
+        };
+        for (arm, cc) in arms {
+            let a = format!("{base},arm=\"{arm}\",cc=\"{cc}\"");
             add("bbrkit_trial_split_weight", a.clone(), 50.0);
             add("bbrkit_trial_drawn_total", a, 500.0);
         }
@@ -102,7 +120,7 @@ fn openmetrics(at: i64) -> String {
                 (y + Z95 * se).exp(),
             );
             add("bbrkit_trial_trusted", gl.clone(), 1.0);
-            for (arm, cc) in [("A", "cubic"), ("B", "bbr")] {
+            for (arm, cc) in arms {
                 let al = format!("{gl},arm=\"{arm}\",cc=\"{cc}\"");
                 add("bbrkit_trial_connections_total", al.clone(), 120.0);
                 add(
@@ -248,13 +266,14 @@ fn the_report_pools_a_backfilled_fleet_as_the_library_does() {
         serde_json::json!(["gone-1:9100", "stale-1:9100"])
     );
     assert_eq!(r["missing"], serde_json::json!(["gone-1:9100"]));
+    assert_eq!(r["arms"], serde_json::json!({"A": "cubic", "B": "bbr"}));
 
     // The library on the fresh hosts' own numbers, per group.
     for (group, key) in [("all", &r["overall"]), ("198.51.100.0/24", &r["groups"][0])] {
         assert_eq!(key["group"], group);
         let fresh: Vec<(f64, f64)> = HOSTS
             .iter()
-            .filter(|h| h.last_age_s < 120)
+            .filter(|h| h.last_age_s < 120 && !h.swapped)
             .filter_map(|h| h.groups.iter().find(|g| g.0 == group))
             .map(|g| (g.1, g.2 * g.2))
             .collect();
@@ -303,6 +322,20 @@ fn the_report_pools_a_backfilled_fleet_as_the_library_does() {
         (&stale["stale"], &stale["pooled"]),
         (&true.into(), &false.into())
     );
+    let swapped = r["overall"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["instance"] == "swapped-1:9100")
+        .unwrap();
+    assert_eq!(
+        (&swapped["stale"], &swapped["pooled"], &swapped["note"]),
+        (
+            &false.into(),
+            &false.into(),
+            &"its arms differ: A bbr, B cubic (the fleet's: A cubic, B bbr)".into()
+        )
+    );
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("edge-3:9100"),
@@ -313,7 +346,7 @@ fn the_report_pools_a_backfilled_fleet_as_the_library_does() {
     let out = bbrkit(&args);
     let table = String::from_utf8(out.stdout).unwrap();
     let head = format!(
-        "bbrkit fleet report: trial edge at {at}, 5 host(s) exporting it, 2 stale, 1 missing\n"
+        "bbrkit fleet report: trial edge (A cubic, B bbr: B/A is bbr over cubic) at {at}, 6 host(s) exporting it, 2 stale, 1 missing\n"
     );
     assert!(table.starts_with(&head), "{table}");
     assert!(table.contains("disagrees with the other hosts"), "{table}");
