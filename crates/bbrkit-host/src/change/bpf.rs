@@ -74,9 +74,9 @@ pub struct Register {
     pub pinned_before: Vec<String>,
 }
 
-/// The registration made.
-#[derive(Debug, Clone, Copy)]
-pub struct Registered(pub RegistrationStep);
+/// The registration made: what was done, and to which algorithm.
+#[derive(Debug, Clone)]
+pub struct Registered(pub RegistrationStep, pub String);
 
 impl Register {
     pub(super) fn record(&self) -> Recorded {
@@ -93,10 +93,11 @@ impl Register {
         } else {
             host.register_bpf(cc).map(|_| RegistrationStep::Registered)
         };
-        made.map(Registered).map_err(|f| HostError::BpfRefused {
-            cc: cc.clone(),
-            reason: format!("register {cc}: {f}"),
-        })
+        made.map(|s| Registered(s, cc.clone()))
+            .map_err(|f| HostError::BpfRefused {
+                cc: cc.clone(),
+                reason: format!("register {cc}: {f}"),
+            })
     }
 }
 

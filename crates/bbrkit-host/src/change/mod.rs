@@ -22,6 +22,8 @@
 //!   runtime sysctl  sysctl     prior value             sysctl / runtime_differs
 //!   root qdiscs     qdisc      prior root + leaves     qdisc.* / stale_interface_qdisc
 //!   BPF register    bpf        pins before             bpf.* / bpf_foreign, ...
+//!   module load     modules    (its modules-load.d     -
+//!                              file is a file)
 //!   boot unit       unit       (its files, binary)     unit.*, boot_run.* / bpf_boot_*
 //!   sock_ops policy policy     cgroup + id (its copy   policy.* / policy_*
 //!                              is a file)
@@ -42,6 +44,7 @@ use crate::{HostError, Root};
 pub mod boot_unit;
 pub mod bpf;
 pub mod file;
+pub mod modules;
 pub mod persist;
 pub mod policy;
 pub mod qdisc;
@@ -66,13 +69,16 @@ pub enum Change {
     BpfRegistration(bpf::Register),
     /// Attach and pin a per-connection policy (replacing bbrkit's previous one).
     Policy(policy::Attach),
+    /// Load a congestion control's kernel module now (its modules-load.d
+    /// line is a file change).
+    LoadModule(modules::Load),
 }
 
 /// The order changes are made in; after each phase the crash tests' hook
 /// (`BBRKIT_TEST_CRASH_AT`) may kill the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// BPF registrations (`bpf-pinned`).
+    /// Module loads and BPF registrations (`bpf-pinned`).
     Register,
     /// Files and symlinks (`file-written`).
     Files,
@@ -108,13 +114,15 @@ pub enum Applied {
     Registered(bpf::Registered),
     /// The policy was attached.
     Policy(policy::PolicyStep),
+    /// A module was loaded.
+    Loaded,
 }
 
 impl Change {
     /// When it is made.
     pub fn phase(&self) -> Phase {
         match self {
-            Change::BpfRegistration(_) => Phase::Register,
+            Change::BpfRegistration(_) | Change::LoadModule(_) => Phase::Register,
             Change::File(_) | Change::Symlink(_) => Phase::Files,
             Change::Sysctl(_) => Phase::Runtime,
             Change::Qdiscs(_) => Phase::Interfaces,
@@ -144,6 +152,8 @@ impl Change {
                 image.record(p.record());
                 Ok(())
             }
+            // A loaded module stays loaded (see `modules`).
+            Change::LoadModule(_) => Ok(()),
         }
     }
 
@@ -156,6 +166,7 @@ impl Change {
             Change::Qdiscs(q) => Ok(Applied::Qdiscs(q.apply(host))),
             Change::BpfRegistration(b) => b.apply(host).map(Applied::Registered),
             Change::Policy(p) => p.apply(host).map(Applied::Policy),
+            Change::LoadModule(m) => host.load_cc_module(&m.cc).map(|()| Applied::Loaded),
         }
     }
 }

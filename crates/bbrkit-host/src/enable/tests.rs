@@ -493,6 +493,7 @@ fn the_plan_records_every_change_before_making_it() {
             Change::Sysctl(_) => "sysctl",
             Change::Qdiscs(_) => "qdiscs",
             Change::Policy(_) => "policy",
+            Change::LoadModule(_) => "load",
         })
         .collect();
     assert_eq!(
