@@ -157,13 +157,8 @@ fn policies(
 /// policies name that are not registered (the re-attachment refuses a
 /// policy whose algorithm is still missing). Whether it tried anything.
 fn prepare(host: &mut dyn HostMut, snap: &Snapshot, rec: &mut BootRecord) -> bool {
-    let needs: std::collections::BTreeSet<String> = snap
-        .policy
-        .records
-        .iter()
-        .filter_map(|r| r.text.as_deref().map(|t| (r, t)))
-        .filter_map(|(r, t)| crate::change::policy::compile(&r.copy.display().to_string(), t).ok())
-        .flat_map(|(p, _)| p.algorithms())
+    let needs: Vec<String> = crate::change::policy::named_by_policies(snap)
+        .into_iter()
         .filter(|c| !snap.kernel.available_cc.contains(c))
         .collect();
     let mut tried = false;

@@ -365,6 +365,113 @@ pub fn plan_undo(
     }
 }
 
+/// Unregister an algorithm bbrkit registered for an earlier default, which
+/// the new one replaces (issue 33.9: `enable --cc bbr3`, then `--cc bbr2`).
+#[derive(Debug, Clone)]
+pub struct Retire {
+    /// The algorithm.
+    pub cc: String,
+}
+
+/// What `enable` retires (`retire` in `--json`): an algorithm bbrkit
+/// registered for an earlier default, and its boot unit's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Retiring {
+    /// The algorithm.
+    pub cc: String,
+    /// Its link pin.
+    pub pin: String,
+    /// The boot unit's files removed.
+    pub files: Vec<String>,
+    /// The outcome (empty until done; a dry run leaves it empty).
+    pub done: String,
+}
+
+impl Retire {
+    pub(super) fn apply(&self, host: &mut dyn HostMut) -> super::Applied {
+        let mut a = Action::new(&self.cc, ActionKind::WouldUnregister, "");
+        unregister(host, &self.cc, &mut a);
+        let word = match a.action {
+            ActionKind::Unregistered => "unregistered",
+            _ => "not unregistered",
+        };
+        super::Applied::Retired(self.cc.clone(), format!("{word} ({})", a.detail))
+    }
+}
+
+/// The algorithms an earlier `enable` registered (the image records them)
+/// that `cc` replaces as the default: held by bbrkit's pin now, not `cc`,
+/// and named by no recorded policy. Each with its unit's files that exist
+/// and are bbrkit's as it wrote them (an edited one blocks the run, as any
+/// edited file). The changes come after the new default is set.
+pub fn retire(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    cc: &str,
+) -> (Vec<Retiring>, Vec<super::Change>) {
+    let Some(image) = image else {
+        return (Vec::new(), Vec::new());
+    };
+    let named = crate::change::policy::named_by_policies(snap);
+    let mut out = Vec::new();
+    let mut changes = Vec::new();
+    for old in recorded(image) {
+        let Some(reg) = snap.registration(&old) else {
+            continue;
+        };
+        if old == cc || reg.holding != Holding::Pin || named.contains(&old) {
+            continue;
+        }
+        let root = &snap.root;
+        let files: Vec<std::path::PathBuf> = [
+            crate::unit::unit_path(root, &old),
+            crate::unit::wants_path(root, &old),
+        ]
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .filter(|p| image.file(&root.relative(p)).is_some())
+        .filter(|p| {
+            let now = crate::image::Present::read(p);
+            now.is_ok_and(|n| super::file::edit(Some(image), root, p, &n).is_none())
+        })
+        .collect();
+        out.push(Retiring {
+            cc: old.clone(),
+            pin: reg.pin.clone(),
+            files: files.iter().map(|p| root.show(p)).collect(),
+            done: String::new(),
+        });
+        changes.push(super::Change::Retire(Retire { cc: old.clone() }));
+        changes.extend(
+            files
+                .into_iter()
+                .map(|path| super::Change::Remove(super::file::RemoveFile { path })),
+        );
+    }
+    (out, changes)
+}
+
+/// The human lines of what `enable` retires.
+pub fn retire_lines(r: &[Retiring], dry_run: bool) -> Vec<String> {
+    r.iter()
+        .map(|t| {
+            let files = if t.files.is_empty() {
+                String::new()
+            } else {
+                format!(" and remove its boot unit {}", t.files.join(", "))
+            };
+            let head = if dry_run || t.done.is_empty() {
+                format!("bpf: would unregister {} (remove pin {}){files}", t.cc, t.pin)
+            } else {
+                format!("bpf: {}: {}{}", t.cc, t.done, if files.is_empty() { String::new() } else { format!("; removed its boot unit {}", t.files.join(", ")) })
+            };
+            format!(
+                "{head}: bbrkit registered it for an earlier default, which this one replaces (rollback restores the state before bbrkit)"
+            )
+        })
+        .collect()
+}
+
 /// How long rollback waits for the kernel to drop an unpinned name: the
 /// last reference to a link goes through a workqueue (`bpf_link_put`), so
 /// the name leaves `tcp_available_congestion_control` a moment after the

@@ -72,6 +72,11 @@ pub enum Change {
     /// Load a congestion control's kernel module now (its modules-load.d
     /// line is a file change).
     LoadModule(modules::Load),
+    /// Unregister a BPF algorithm bbrkit registered for an earlier default
+    /// (after the new default is set).
+    Retire(bpf::Retire),
+    /// Remove a file bbrkit wrote earlier (the retired algorithm's unit).
+    Remove(file::RemoveFile),
 }
 
 /// The order changes are made in; after each phase the crash tests' hook
@@ -88,16 +93,20 @@ pub enum Phase {
     Interfaces,
     /// The sock_ops policy, after its copy (`policy-attached`).
     Policy,
+    /// What an earlier default left: its registration and boot unit
+    /// (`bpf-retired`).
+    Retire,
 }
 
 impl Phase {
     /// Every phase, in order, with the crash point after it.
-    pub const ALL: [(Phase, &'static str); 5] = [
+    pub const ALL: [(Phase, &'static str); 6] = [
         (Phase::Register, "bpf-pinned"),
         (Phase::Files, "file-written"),
         (Phase::Runtime, "runtime-applied"),
         (Phase::Interfaces, "qdisc-recreated"),
         (Phase::Policy, "policy-attached"),
+        (Phase::Retire, "bpf-retired"),
     ];
 }
 
@@ -116,6 +125,8 @@ pub enum Applied {
     Policy(policy::PolicyStep),
     /// A module was loaded.
     Loaded,
+    /// An earlier algorithm was unregistered (its name, the outcome).
+    Retired(String, String),
 }
 
 impl Change {
@@ -127,6 +138,7 @@ impl Change {
             Change::Sysctl(_) => Phase::Runtime,
             Change::Qdiscs(_) => Phase::Interfaces,
             Change::Policy(_) => Phase::Policy,
+            Change::Retire(_) | Change::Remove(_) => Phase::Retire,
         }
     }
 
@@ -154,6 +166,9 @@ impl Change {
             }
             // A loaded module stays loaded (see `modules`).
             Change::LoadModule(_) => Ok(()),
+            // Recorded when it was registered (`pinned_before`).
+            Change::Retire(_) => Ok(()),
+            Change::Remove(r) => r.record(root, image),
         }
     }
 
@@ -167,6 +182,8 @@ impl Change {
             Change::BpfRegistration(b) => b.apply(host).map(Applied::Registered),
             Change::Policy(p) => p.apply(host).map(Applied::Policy),
             Change::LoadModule(m) => host.load_cc_module(&m.cc).map(|()| Applied::Loaded),
+            Change::Retire(r) => Ok(r.apply(host)),
+            Change::Remove(r) => r.apply().map(|()| Applied::Written),
         }
     }
 }

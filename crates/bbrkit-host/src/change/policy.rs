@@ -252,6 +252,21 @@ fn registrations(
     Ok((out, changes))
 }
 
+/// The algorithms the recorded policies' copies name.
+pub fn named_by_policies(snap: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = snap
+        .policy
+        .records
+        .iter()
+        .filter_map(|r| r.text.as_deref().map(|t| (r, t)))
+        .filter_map(|(r, t)| compile(&r.copy.display().to_string(), t).ok())
+        .flat_map(|(p, _)| p.algorithms())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The live pin of `dir`, if a link is pinned there.
 fn live<'a>(snap: &'a Snapshot, dir: &Path) -> Option<&'a PolicyLive> {
     let pin = snap.policy.pins.iter().find(|p| p.dir == dir)?;

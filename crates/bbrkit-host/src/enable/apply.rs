@@ -69,6 +69,11 @@ fn fold(report: &mut EnableReport, applied: Applied) {
             }
         }
         Applied::Loaded => {}
+        Applied::Retired(cc, done) => {
+            for r in report.retire.iter_mut().filter(|r| r.cc == cc) {
+                r.done.clone_from(&done);
+            }
+        }
         Applied::Registered(r) => {
             if let Some(b) = report.bpf.as_mut().filter(|b| b.cc == r.1) {
                 b.registration = r.0;

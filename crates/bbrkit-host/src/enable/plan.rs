@@ -105,6 +105,12 @@ pub fn plan(
     let (modules, module_changes) =
         modules::plan(snap, std::slice::from_ref(&opts.cc), !opts.no_apply)?;
     changes.extend(module_changes);
+    let (retire, retire_changes) = if opts.no_apply {
+        (Vec::new(), Vec::new())
+    } else {
+        bpf::retire(snap, image, &opts.cc)
+    };
+    changes.extend(retire_changes);
     if file_changed {
         changes.push(Change::File(WriteFile {
             path: file.clone(),
@@ -153,6 +159,7 @@ pub fn plan(
         bpf,
         policy: None,
         modules,
+        retire,
     };
     if blocked || opts.dry_run || !changed {
         return Ok(Plan {
@@ -214,6 +221,7 @@ fn plan_policy(
         bpf: None,
         policy: Some(part),
         modules,
+        retire: Vec::new(),
     };
     if blocked || opts.dry_run || !changed {
         return Ok(Plan {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 pub use crate::change::boot_unit::{UnitFile, UnitFileAction};
-pub use crate::change::bpf::{BpfPlan, RegistrationStep};
+pub use crate::change::bpf::{BpfPlan, RegistrationStep, Retiring};
 pub use crate::change::file::Edit;
 pub use crate::change::modules::ModulesPlan;
 pub use crate::change::persist::BootWinner;
@@ -109,6 +109,9 @@ pub struct EnableReport {
     /// policy naming `bbr` where `tcp_bbr` is a module): bbrkit's
     /// modules-load.d file and the loads; `null` when none is a module.
     pub modules: Option<ModulesPlan>,
+    /// bbrkit's BPF algorithms registered for an earlier default that this
+    /// one replaces: unregistered, their boot units removed (issue 33.9).
+    pub retire: Vec<Retiring>,
 }
 
 impl EnableReport {
@@ -125,6 +128,11 @@ impl EnableReport {
             .as_ref()
             .map(|b| crate::change::bpf::lines(b, self.dry_run))
             .unwrap_or_default()
+    }
+
+    /// The human lines of what is retired.
+    pub fn retire_lines(&self) -> Vec<String> {
+        crate::change::bpf::retire_lines(&self.retire, self.dry_run)
     }
 
     /// The human lines of the modules part.

@@ -144,7 +144,8 @@ fn render(r: &EnableReport) -> String {
             }
         );
     }
-    for l in r.bpf_lines().into_iter().chain(r.modules_lines()) {
+    let extra = r.modules_lines().into_iter().chain(r.retire_lines());
+    for l in r.bpf_lines().into_iter().chain(extra) {
         let _ = writeln!(out, "{l}");
     }
     for n in &r.notes {
