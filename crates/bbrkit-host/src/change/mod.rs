@@ -22,6 +22,8 @@
 //!   runtime sysctl  sysctl     prior value             sysctl / runtime_differs
 //!   root qdiscs     qdisc      prior root + leaves     qdisc.* / stale_interface_qdisc
 //!   BPF register    bpf        pins before             bpf.* / bpf_foreign, ...
+//!   (and retire)               (an earlier default's
+//!                              pin and unit removed)
 //!   module load     modules    (its modules-load.d     -
 //!                              file is a file)
 //!   boot unit       unit       (its files, binary)     unit.*, boot_run.* / bpf_boot_*

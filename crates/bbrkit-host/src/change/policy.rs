@@ -240,7 +240,13 @@ fn registrations(
         let Provider::Bpf(reg) = snap.provider(cc) else {
             continue;
         };
-        let (registration, verifier, change) = super::bpf::plan(snap, reg, host, true)?;
+        let (registration, verifier, change) =
+            super::bpf::plan(snap, reg, host, true).map_err(|e| match e {
+                HostError::BpfRefused { cc, reason } => refuse(format!(
+                    "the policy names {cc}, which bbrkit would register for it, but cannot: {reason}"
+                )),
+                e => e,
+            })?;
         changes.extend(change.map(Change::BpfRegistration));
         out.push(PolicyRegistration {
             cc: cc.clone(),

@@ -651,7 +651,7 @@ fn a_policy_naming_bbr3_registers_it_without_making_it_the_default() {
     let e = enable::run(&mut f.host, &opts(&file, false)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "--cc bbr3: the kernel's verifier refused BPF program x"
+        "--policy: the policy names bbr3, which bbrkit would register for it, but cannot: the kernel's verifier refused BPF program x"
     );
     assert_eq!((files(&f), linked(&f)), (before.clone(), vec![]));
     f.live().trial_load = Ok(());
