@@ -341,7 +341,7 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
             (
                 &unknown,
                 cg,
-                "--policy: the policy names nosuchcc, which is not registered: this kernel offers",
+                "--policy: the policy names nosuchcc, which this host does not offer: the kernel registers",
             ),
             (
                 &good,
