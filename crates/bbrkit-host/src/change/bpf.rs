@@ -401,25 +401,25 @@ impl Retire {
 
 /// The algorithms an earlier `enable` registered (the image records them)
 /// that `cc` replaces as the default: held by bbrkit's pin now, not `cc`,
-/// and named by no recorded policy. Each with its unit's files that exist
+/// and not in `keep` (the algorithms the recorded policies name). Each with its unit's files that exist
 /// and are bbrkit's as it wrote them (an edited one blocks the run, as any
 /// edited file). The changes come after the new default is set.
 pub fn retire(
     snap: &Snapshot,
     image: Option<&BeforeImage>,
     cc: &str,
+    keep: &[String],
 ) -> (Vec<Retiring>, Vec<super::Change>) {
     let Some(image) = image else {
         return (Vec::new(), Vec::new());
     };
-    let named = crate::change::policy::named_by_policies(snap);
     let mut out = Vec::new();
     let mut changes = Vec::new();
     for old in recorded(image) {
         let Some(reg) = snap.registration(&old) else {
             continue;
         };
-        if old == cc || reg.holding != Holding::Pin || named.contains(&old) {
+        if old == cc || reg.holding != Holding::Pin || keep.contains(&old) {
             continue;
         }
         let root = &snap.root;

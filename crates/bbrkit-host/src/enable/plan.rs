@@ -108,7 +108,7 @@ pub fn plan(
     let (retire, retire_changes) = if opts.no_apply {
         (Vec::new(), Vec::new())
     } else {
-        bpf::retire(snap, image, &opts.cc)
+        bpf::retire(snap, image, &opts.cc, &policy::named_by_policies(snap))
     };
     changes.extend(retire_changes);
     if file_changed {
