@@ -390,20 +390,23 @@ pub struct Retiring {
 impl Retire {
     pub(super) fn apply(&self, host: &mut dyn HostMut) -> super::Applied {
         let mut a = Action::new(&self.cc, ActionKind::WouldUnregister, "");
-        unregister(host, &self.cc, &mut a);
-        let word = match a.action {
-            ActionKind::Unregistered => "unregistered",
-            _ => "not unregistered",
+        let failed = unregister(host, &self.cc, &mut a);
+        let word = if failed {
+            "not unregistered"
+        } else {
+            "unregistered"
         };
-        super::Applied::Retired(self.cc.clone(), format!("{word} ({})", a.detail))
+        let done = format!("{word} ({})", a.detail);
+        super::Applied::Retired(self.cc.clone(), done, failed)
     }
 }
 
 /// The algorithms an earlier `enable` registered (the image records them)
 /// that `cc` replaces as the default: held by bbrkit's pin now, not `cc`,
-/// and not in `keep` (the algorithms the recorded policies name). Each with its unit's files that exist
-/// and are bbrkit's as it wrote them (an edited one blocks the run, as any
-/// edited file). The changes come after the new default is set.
+/// and not in `keep` (the algorithms the recorded policies name). Each
+/// with its unit's files that exist and are bbrkit's as it wrote them (an
+/// operator's edited one is kept). The changes come after the new default
+/// is set.
 pub fn retire(
     snap: &Snapshot,
     image: Option<&BeforeImage>,
@@ -455,15 +458,15 @@ pub fn retire(
 pub fn retire_lines(r: &[Retiring], dry_run: bool) -> Vec<String> {
     r.iter()
         .map(|t| {
-            let files = if t.files.is_empty() {
-                String::new()
-            } else {
-                format!(" and remove its boot unit {}", t.files.join(", "))
-            };
-            let head = if dry_run || t.done.is_empty() {
-                format!("bpf: would unregister {} (remove pin {}){files}", t.cc, t.pin)
-            } else {
-                format!("bpf: {}: {}{}", t.cc, t.done, if files.is_empty() { String::new() } else { format!("; removed its boot unit {}", t.files.join(", ")) })
+            let unit = t.files.join(", ");
+            let head = match (dry_run || t.done.is_empty(), unit.is_empty()) {
+                (true, true) => format!("bpf: would unregister {} (remove pin {})", t.cc, t.pin),
+                (true, false) => format!(
+                    "bpf: would unregister {} (remove pin {}) and remove its boot unit {unit}",
+                    t.cc, t.pin
+                ),
+                (false, true) => format!("bpf: {}: {}", t.cc, t.done),
+                (false, false) => format!("bpf: {}: {}; removed its boot unit {unit}", t.cc, t.done),
             };
             format!(
                 "{head}: bbrkit registered it for an earlier default, which this one replaces (rollback restores the state before bbrkit)"

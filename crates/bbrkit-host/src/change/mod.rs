@@ -127,8 +127,9 @@ pub enum Applied {
     Policy(policy::PolicyStep),
     /// A module was loaded.
     Loaded,
-    /// An earlier algorithm was unregistered (its name, the outcome).
-    Retired(String, String),
+    /// An earlier algorithm was unregistered (its name, the outcome,
+    /// whether it failed).
+    Retired(String, String, bool),
 }
 
 impl Change {

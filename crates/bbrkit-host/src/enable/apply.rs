@@ -69,7 +69,8 @@ fn fold(report: &mut EnableReport, applied: Applied) {
             }
         }
         Applied::Loaded => {}
-        Applied::Retired(cc, done) => {
+        Applied::Retired(cc, done, failed) => {
+            report.problem |= failed;
             for r in report.retire.iter_mut().filter(|r| r.cc == cc) {
                 r.done.clone_from(&done);
             }
