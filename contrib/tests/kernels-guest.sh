@@ -144,32 +144,46 @@ cc_scenario bbr3 --cc bbr3
 cc_scenario bbr2 --cc bbr2
 
 # policy: local_port 8443 -> reno (not the default): the accepted
-# connection gets reno, verify passes, rollback leaves no pin.
+# connection gets reno, verify passes, rollback leaves no pin. A second rule
+# names bbr: where tcp_bbr is a module (Debian's kernels) enable lists it in
+# /etc/modules-load.d/bbrkit.conf (kept at boot), and rollback removes it.
 cat >/tmp/policy.toml <<'TOML'
 [[rule]]
 name = "web"
 local_port = [8443]
 cc = "reno"
+
+[[rule]]
+name = "api"
+local_port = [8444]
+cc = "bbr"
 TOML
+mods=/etc/modules-load.d/bbrkit.conf
 run bbrkit enable --policy /tmp/policy.toml
 if [ "$rc" != 0 ]; then
 	step policy fail "enable --policy: exit $rc: $(head -1 $err)"
 else
+	listed=no
+	grep -qx tcp_bbr $mods 2>/dev/null && listed=yes
+	module=no
+	[ -e /sys/module/tcp_bbr/initstate ] && module=yes
 	conn_open 8443
 	got=$(conn_cc 8443)
 	run bbrkit verify
 	vrc=$rc
 	conn_close
 	run bbrkit rollback
-	left=$(ls /sys/fs/bpf/bbrkit/policy/* 2>/dev/null)
-	if [ "$got" != reno ]; then
+	left=$(ls /sys/fs/bpf/bbrkit/policy/* $mods 2>/dev/null)
+	if [ "$listed" != "$module" ]; then
+		step policy fail "tcp_bbr a module: $module, listed in $mods: $listed"
+	elif [ "$got" != reno ]; then
 		step policy fail "the connection on 8443 uses '$got'"
 	elif [ "$vrc" != 0 ]; then
 		step policy fail "verify: exit $vrc"
 	elif [ "$rc" != 0 ] || [ -n "$left" ]; then
 		step policy fail "rollback: exit $rc $left"
 	else
-		step policy ok "port 8443 -> reno, verify, rollback"
+		step policy ok "port 8443 -> reno, verify, rollback; tcp_bbr module listed in $mods: $listed, gone after rollback"
 	fi
 fi
 

@@ -10,7 +10,10 @@
 //!
 //! Then (and alone with `--policy`) re-attaches the per-connection policies
 //! the before-image records (`crate::change::policy::reattach`), after the
-//! registration because a policy may name the algorithm.
+//! registration because a policy may name the algorithm — first registering
+//! the other BPF algorithms and loading the modules the policies name (a
+//! policy's change registers what it names without making it the default,
+//! issue 33.6; `tcp_bbr` may be a module, issue 33.1).
 //!
 //! Never takes over a name another loader registered, never sets the
 //! default when registration failed (the host stays on what the kernel
@@ -123,22 +126,67 @@ pub fn run(host: &mut dyn HostMut, cc: &str) -> Result<BootRecord, HostError> {
             apply_default(host, &snap, cc, &mut rec);
             // After the registration: a policy naming `cc` needs it.
             let after = Snapshot::read(host, &Scope::default())?;
-            policies(host, &after, &mut rec);
+            policies(host, after, &mut rec)?;
         }
     }
     save(&snap, &rec)?;
     Ok(rec)
 }
 
-/// Re-attaches the recorded policies; a failure fails the run.
-fn policies(host: &mut dyn HostMut, snap: &Snapshot, rec: &mut BootRecord) {
-    for (ok, line) in crate::change::policy::reattach(host, snap) {
+/// Registers and loads what the recorded policies name, then re-attaches
+/// them; a failure fails the run.
+fn policies(
+    host: &mut dyn HostMut,
+    mut snap: Snapshot,
+    rec: &mut BootRecord,
+) -> Result<(), HostError> {
+    if prepare(host, &snap, rec) {
+        snap = Snapshot::read(host, &Scope::default())?;
+    }
+    for (ok, line) in crate::change::policy::reattach(host, &snap) {
         if !ok {
             rec.ok = false;
             rec.error.get_or_insert_with(|| line.clone());
         }
         rec.steps.push(line);
     }
+    Ok(())
+}
+
+/// Registers the BPF algorithms and loads the modules the recorded
+/// policies name that are not registered (the re-attachment refuses a
+/// policy whose algorithm is still missing). Whether it tried anything.
+fn prepare(host: &mut dyn HostMut, snap: &Snapshot, rec: &mut BootRecord) -> bool {
+    let needs: Vec<String> = crate::change::policy::named_by_policies(snap)
+        .into_iter()
+        .filter(|c| !snap.kernel.available_cc.contains(c))
+        .collect();
+    let mut tried = false;
+    for cc in &needs {
+        let step = match snap.provider(cc) {
+            Provider::Bpf(reg) => {
+                let mut own = rec.clone();
+                own.steps.clear();
+                let made = ensure_registered(host, reg, &mut own);
+                rec.steps.extend(own.steps);
+                made.err()
+            }
+            Provider::Module => match host.load_cc_module(cc) {
+                Ok(()) => {
+                    rec.steps
+                        .push(format!("{cc}: module tcp_{cc} loaded (a policy names it)"));
+                    None
+                }
+                Err(e) => Some(bbrkit_diag::error_chain(&e)),
+            },
+            _ => continue,
+        };
+        tried = true;
+        if let Some(e) = step {
+            rec.steps.push(e);
+        }
+    }
+    tried
 }
 
 /// `bbrkit boot --policy`: re-attaches the recorded policies only (a host
@@ -156,7 +204,7 @@ pub fn run_policy(host: &mut dyn HostMut) -> Result<BootRecord, HostError> {
         error: None,
         verifier_log_tail: None,
     };
-    policies(host, &snap, &mut rec);
+    policies(host, snap, &mut rec)?;
     if rec.steps.is_empty() {
         rec.steps
             .push("policy: the before-image records none".into());

@@ -128,6 +128,14 @@ pub enum HostError {
         /// Why, with the fix.
         reason: String,
     },
+    /// A congestion control's kernel module did not load.
+    #[error("load {module}: {reason}")]
+    ModuleLoad {
+        /// The module (`tcp_bbr`).
+        module: String,
+        /// Why (the evidence read back).
+        reason: String,
+    },
     #[error("before-image {path}: {reason}")]
     State {
         /// The state file.

@@ -206,6 +206,10 @@ pub trait HostMut: Host {
     /// Re-creates an interface's root qdisc so the kernel attaches the
     /// current default.
     fn recreate_root_qdisc(&mut self, ifindex: u32) -> Result<(), HostError>;
+    /// Loads the kernel module of congestion control `cc` (`tcp_<cc>`) the
+    /// way the kernel autoloads it (`request_module` when a CAP_NET_ADMIN
+    /// caller chooses the name), unless it is registered already.
+    fn load_cc_module(&mut self, cc: &str) -> Result<(), HostError>;
     /// Loads `cc` and frees it again: the verifier's answer, nothing registered.
     fn trial_load_bpf(&mut self, cc: &str) -> Result<(), RegisterFailure>;
     /// Registers `cc` with a pinned link; the pins made.

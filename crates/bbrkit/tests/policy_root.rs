@@ -13,6 +13,7 @@
 //! cgroup of the process that created it; an accepted one to its
 //! listener's), then returns to its own.
 
+mod bbr3_name;
 #[path = "../../bbrkit-bpf/tests/child_cgroup/mod.rs"]
 mod child_cgroup;
 #[path = "../../bbrkit-diag/tests/netns/mod.rs"]
@@ -342,7 +343,7 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
             (
                 &unknown,
                 cg,
-                "--policy: the policy names nosuchcc, which is not registered: this kernel offers",
+                "--policy: the policy names nosuchcc, which this host does not offer: the kernel registers",
             ),
             (
                 &good,
@@ -851,5 +852,69 @@ fn an_upgrade_replaces_a_policy_pinned_by_the_previous_layout() {
         assert_eq!(sb.programs(), 0, "nothing attached");
         assert!(!Path::new(sockops::PIN_ROOT).exists(), "no pin left");
         assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
+    });
+}
+
+/// Issue 33.6: a policy naming bbr3 on a host where bbr3 is not registered
+/// registers it as part of its own change — the namespace default stays
+/// as it was, so connections the policy does not match keep it — keeps it
+/// at boot (`boot --policy` registers it again after a simulated reboot),
+/// and rollback leaves nothing registered, no pin, the files byte for byte.
+/// bbr3 is global to the host: the test waits until no one else holds it.
+#[test]
+#[ignore = "needs root"]
+fn a_policy_naming_bbr3_registers_it_without_changing_the_default() {
+    in_sandbox(|sb| {
+        if !bbr3_name::wait_free() {
+            return;
+        }
+        let default = common::sysctl_get(common::CC);
+        assert_ne!(default, "bbr3");
+        let files = tempfile::tempdir().unwrap();
+        let p = policy(files.path(), "bbr3.toml", "bbr3");
+        let (r, cg, f) = (sb.root(), sb.cg(), p.to_str().unwrap());
+        let before = snapshot(sb.root.path());
+
+        let out = ok(&["enable", "--policy", f, "--cgroup", cg, "--root", r]);
+        assert!(
+            out.contains("policy: registered bbr3 with a pinned link /sys/fs/bpf/bbrkit/bbr3/link for its rules; the namespace default is left as it is"),
+            "{out}"
+        );
+        assert!(bbr3_name::registered());
+        assert_eq!(
+            common::sysctl_get(common::CC),
+            default,
+            "the default is untouched"
+        );
+        assert_governed(&sb.cgroup, &default, "bbr3");
+        let v = ok(&["verify", "--root", r]);
+        assert!(v.contains(".maps=equal (2 rules)"), "{v}");
+
+        // A reboot: no policy pin, no registration. The boot entry point
+        // registers bbr3 first, then re-attaches.
+        for d in sb.linked() {
+            assert!(sockops::detach(&d).unwrap());
+        }
+        std::fs::remove_dir_all("/sys/fs/bpf/bbrkit/bbr3").unwrap();
+        assert!(bbr3_name::wait_released(), "bbr3 still registered");
+        let boot = ok(&["boot", "--policy", "--root", r]);
+        assert!(
+            boot.contains("bbr3: registered, link pinned at") && boot.contains("attached from"),
+            "{boot}"
+        );
+        assert_eq!(common::sysctl_get(common::CC), default);
+        assert_governed(&sb.cgroup, &default, "bbr3");
+
+        let out = ok(&["rollback", "--root", r]);
+        assert!(
+            out.contains("bbr3: unregistered (pin /sys/fs/bpf/bbrkit/bbr3/link removed"),
+            "{out}"
+        );
+        assert_eq!(sb.programs(), 0, "nothing attached");
+        assert!(!Path::new("/sys/fs/bpf/bbrkit").exists(), "no pin left");
+        assert!(bbr3_name::wait_released(), "bbr3 still registered");
+        assert!(!bbr3_name::registered(), "bbr3 unregistered");
+        assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
+        assert_eq!(common::sysctl_get(common::CC), default);
     });
 }

@@ -74,9 +74,9 @@ pub struct Register {
     pub pinned_before: Vec<String>,
 }
 
-/// The registration made.
-#[derive(Debug, Clone, Copy)]
-pub struct Registered(pub RegistrationStep);
+/// The registration made: what was done, and to which algorithm.
+#[derive(Debug, Clone)]
+pub struct Registered(pub RegistrationStep, pub String);
 
 impl Register {
     pub(super) fn record(&self) -> Recorded {
@@ -93,10 +93,11 @@ impl Register {
         } else {
             host.register_bpf(cc).map(|_| RegistrationStep::Registered)
         };
-        made.map(Registered).map_err(|f| HostError::BpfRefused {
-            cc: cc.clone(),
-            reason: format!("register {cc}: {f}"),
-        })
+        made.map(|s| Registered(s, cc.clone()))
+            .map_err(|f| HostError::BpfRefused {
+                cc: cc.clone(),
+                reason: format!("register {cc}: {f}"),
+            })
     }
 }
 
@@ -362,6 +363,116 @@ pub fn plan_undo(
             ));
         }
     }
+}
+
+/// Unregister an algorithm bbrkit registered for an earlier default, which
+/// the new one replaces (issue 33.9: `enable --cc bbr3`, then `--cc bbr2`).
+#[derive(Debug, Clone)]
+pub struct Retire {
+    /// The algorithm.
+    pub cc: String,
+}
+
+/// What `enable` retires (`retire` in `--json`): an algorithm bbrkit
+/// registered for an earlier default, and its boot unit's files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Retiring {
+    /// The algorithm.
+    pub cc: String,
+    /// Its link pin.
+    pub pin: String,
+    /// The boot unit's files removed.
+    pub files: Vec<String>,
+    /// The outcome (empty until done; a dry run leaves it empty).
+    pub done: String,
+}
+
+impl Retire {
+    pub(super) fn apply(&self, host: &mut dyn HostMut) -> super::Applied {
+        let mut a = Action::new(&self.cc, ActionKind::WouldUnregister, "");
+        let failed = unregister(host, &self.cc, &mut a);
+        let word = if failed {
+            "not unregistered"
+        } else {
+            "unregistered"
+        };
+        let done = format!("{word} ({})", a.detail);
+        super::Applied::Retired(self.cc.clone(), done, failed)
+    }
+}
+
+/// The algorithms an earlier `enable` registered (the image records them)
+/// that `cc` replaces as the default: held by bbrkit's pin now, not `cc`,
+/// and not in `keep` (the algorithms the recorded policies name). Each
+/// with its unit's files that exist and are bbrkit's as it wrote them (an
+/// operator's edited one is kept). The changes come after the new default
+/// is set.
+pub fn retire(
+    snap: &Snapshot,
+    image: Option<&BeforeImage>,
+    cc: &str,
+    keep: &[String],
+) -> (Vec<Retiring>, Vec<super::Change>) {
+    let Some(image) = image else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut changes = Vec::new();
+    for old in recorded(image) {
+        let Some(reg) = snap.registration(&old) else {
+            continue;
+        };
+        if old == cc || reg.holding != Holding::Pin || keep.contains(&old) {
+            continue;
+        }
+        let root = &snap.root;
+        let files: Vec<std::path::PathBuf> = [
+            crate::unit::unit_path(root, &old),
+            crate::unit::wants_path(root, &old),
+        ]
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .filter(|p| image.file(&root.relative(p)).is_some())
+        .filter(|p| {
+            let now = crate::image::Present::read(p);
+            now.is_ok_and(|n| super::file::edit(Some(image), root, p, &n).is_none())
+        })
+        .collect();
+        out.push(Retiring {
+            cc: old.clone(),
+            pin: reg.pin.clone(),
+            files: files.iter().map(|p| root.show(p)).collect(),
+            done: String::new(),
+        });
+        changes.push(super::Change::Retire(Retire { cc: old.clone() }));
+        changes.extend(
+            files
+                .into_iter()
+                .map(|path| super::Change::Remove(super::file::RemoveFile { path })),
+        );
+    }
+    (out, changes)
+}
+
+/// The human lines of what `enable` retires.
+pub fn retire_lines(r: &[Retiring], dry_run: bool) -> Vec<String> {
+    r.iter()
+        .map(|t| {
+            let unit = t.files.join(", ");
+            let head = match (dry_run || t.done.is_empty(), unit.is_empty()) {
+                (true, true) => format!("bpf: would unregister {} (remove pin {})", t.cc, t.pin),
+                (true, false) => format!(
+                    "bpf: would unregister {} (remove pin {}) and remove its boot unit {unit}",
+                    t.cc, t.pin
+                ),
+                (false, true) => format!("bpf: {}: {}", t.cc, t.done),
+                (false, false) => format!("bpf: {}: {}; removed its boot unit {unit}", t.cc, t.done),
+            };
+            format!(
+                "{head}: bbrkit registered it for an earlier default, which this one replaces (rollback restores the state before bbrkit)"
+            )
+        })
+        .collect()
 }
 
 /// How long rollback waits for the kernel to drop an unpinned name: the

@@ -101,6 +101,35 @@ impl WriteSymlink {
     }
 }
 
+/// Remove a file or symlink bbrkit wrote earlier (the boot unit of an
+/// algorithm a new default replaces). Its prior state was recorded when
+/// bbrkit first wrote it (first record wins), so rollback still puts back
+/// what was there before bbrkit.
+#[derive(Debug, Clone)]
+pub struct RemoveFile {
+    /// The file.
+    pub path: PathBuf,
+}
+
+impl RemoveFile {
+    pub(super) fn record(&self, root: &Root, image: &mut BeforeImage) -> Result<(), HostError> {
+        image.record(Recorded::File {
+            path: root.relative(&self.path),
+            prior: Prior::capture(&self.path)?,
+            wrote: Vec::new(),
+            wrote_text: None,
+        });
+        Ok(())
+    }
+
+    pub(super) fn apply(&self) -> Result<(), HostError> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(HostError::io(&self.path, e)),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// An operator's edit of a file bbrkit owns: the lines that differ from
 /// what bbrkit wrote last (when it kept that text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

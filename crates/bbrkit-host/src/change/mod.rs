@@ -22,6 +22,10 @@
 //!   runtime sysctl  sysctl     prior value             sysctl / runtime_differs
 //!   root qdiscs     qdisc      prior root + leaves     qdisc.* / stale_interface_qdisc
 //!   BPF register    bpf        pins before             bpf.* / bpf_foreign, ...
+//!   (and retire)               (an earlier default's
+//!                              pin and unit removed)
+//!   module load     modules    (its modules-load.d     -
+//!                              file is a file)
 //!   boot unit       unit       (its files, binary)     unit.*, boot_run.* / bpf_boot_*
 //!   sock_ops policy policy     cgroup + id (its copy   policy.* / policy_*
 //!                              is a file)
@@ -42,6 +46,7 @@ use crate::{HostError, Root};
 pub mod boot_unit;
 pub mod bpf;
 pub mod file;
+pub mod modules;
 pub mod persist;
 pub mod policy;
 pub mod qdisc;
@@ -66,13 +71,21 @@ pub enum Change {
     BpfRegistration(bpf::Register),
     /// Attach and pin a per-connection policy (replacing bbrkit's previous one).
     Policy(policy::Attach),
+    /// Load a congestion control's kernel module now (its modules-load.d
+    /// line is a file change).
+    LoadModule(modules::Load),
+    /// Unregister a BPF algorithm bbrkit registered for an earlier default
+    /// (after the new default is set).
+    Retire(bpf::Retire),
+    /// Remove a file bbrkit wrote earlier (the retired algorithm's unit).
+    Remove(file::RemoveFile),
 }
 
 /// The order changes are made in; after each phase the crash tests' hook
 /// (`BBRKIT_TEST_CRASH_AT`) may kill the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// BPF registrations (`bpf-pinned`).
+    /// Module loads and BPF registrations (`bpf-pinned`).
     Register,
     /// Files and symlinks (`file-written`).
     Files,
@@ -82,16 +95,20 @@ pub enum Phase {
     Interfaces,
     /// The sock_ops policy, after its copy (`policy-attached`).
     Policy,
+    /// What an earlier default left: its registration and boot unit
+    /// (`bpf-retired`).
+    Retire,
 }
 
 impl Phase {
     /// Every phase, in order, with the crash point after it.
-    pub const ALL: [(Phase, &'static str); 5] = [
+    pub const ALL: [(Phase, &'static str); 6] = [
         (Phase::Register, "bpf-pinned"),
         (Phase::Files, "file-written"),
         (Phase::Runtime, "runtime-applied"),
         (Phase::Interfaces, "qdisc-recreated"),
         (Phase::Policy, "policy-attached"),
+        (Phase::Retire, "bpf-retired"),
     ];
 }
 
@@ -108,17 +125,23 @@ pub enum Applied {
     Registered(bpf::Registered),
     /// The policy was attached.
     Policy(policy::PolicyStep),
+    /// A module was loaded.
+    Loaded,
+    /// An earlier algorithm was unregistered (its name, the outcome,
+    /// whether it failed).
+    Retired(String, String, bool),
 }
 
 impl Change {
     /// When it is made.
     pub fn phase(&self) -> Phase {
         match self {
-            Change::BpfRegistration(_) => Phase::Register,
+            Change::BpfRegistration(_) | Change::LoadModule(_) => Phase::Register,
             Change::File(_) | Change::Symlink(_) => Phase::Files,
             Change::Sysctl(_) => Phase::Runtime,
             Change::Qdiscs(_) => Phase::Interfaces,
             Change::Policy(_) => Phase::Policy,
+            Change::Retire(_) | Change::Remove(_) => Phase::Retire,
         }
     }
 
@@ -144,6 +167,11 @@ impl Change {
                 image.record(p.record());
                 Ok(())
             }
+            // A loaded module stays loaded (see `modules`).
+            Change::LoadModule(_) => Ok(()),
+            // Recorded when it was registered (`pinned_before`).
+            Change::Retire(_) => Ok(()),
+            Change::Remove(r) => r.record(root, image),
         }
     }
 
@@ -156,6 +184,9 @@ impl Change {
             Change::Qdiscs(q) => Ok(Applied::Qdiscs(q.apply(host))),
             Change::BpfRegistration(b) => b.apply(host).map(Applied::Registered),
             Change::Policy(p) => p.apply(host).map(Applied::Policy),
+            Change::LoadModule(m) => host.load_cc_module(&m.cc).map(|()| Applied::Loaded),
+            Change::Retire(r) => Ok(r.apply(host)),
+            Change::Remove(r) => r.apply().map(|()| Applied::Written),
         }
     }
 }

@@ -3,7 +3,10 @@
 //!
 //! ```text
 //!   plan:     FILE ─parse─▶ Policy ─Compiled::new(salt)─▶ Compiled
-//!             every algorithm it names registered?  (else refused, nothing changed)
+//!             every algorithm it names: registered, or a BPF one bbrkit
+//!             registers (a `bpf` change of its own, recorded), or a module
+//!             loaded and listed in modules-load.d (`modules`); else
+//!             refused, nothing changed. The namespace default is never set.
 //!             cgroup (default: the cgroup2 mount) ─▶ cgroup id ─▶ pin dirs A, B
 //!   record:   Recorded::Policy { cgroup, cgroup_id }   + the copy as a file change
 //!   apply:    copy FILE to var/lib/bbrkit/policy/<slug>.toml (atomic, prior kept)
@@ -15,7 +18,8 @@
 //!   doctor:   map pins without a link, a policy program without a pin, rules
 //!             no connection matched, other sock_ops programs around the cgroup
 //!   rollback: detach both dirs of every recorded cgroup (the copy is a file)
-//!   boot:     re-attach every recorded policy from its copy
+//!   boot:     register the BPF algorithms and load the modules the recorded
+//!             policies name, then re-attach each from its copy
 //! ```
 //!
 //! Two pin directories per cgroup (`<PIN_ROOT>/<id>` and `<id>-b`) make a
@@ -44,8 +48,10 @@ use serde::Serialize;
 
 use super::Change;
 use super::boot_unit::{self, UnitFile};
+use super::bpf::RegistrationStep;
 use super::file::WriteFile;
 use crate::HostError;
+use crate::Provider;
 use crate::host::HostMut;
 use crate::image::{BeforeImage, Present, Recorded};
 use crate::outcome::{Action, ActionKind};
@@ -97,8 +103,12 @@ pub struct PolicyPlan {
     pub replaces: Option<String>,
     /// What happens.
     pub step: PolicyStep,
-    /// The algorithms the rules name (all registered).
+    /// The algorithms the rules name (registered, or registered or loaded
+    /// by this change).
     pub needs: Vec<String>,
+    /// bbrkit's BPF algorithms the rules name that this change registers
+    /// (without making them the namespace default).
+    pub registers: Vec<PolicyRegistration>,
     /// What is accepted but likely a mistake: rules that can never match
     /// because an earlier rule covers them, with their lines
     /// (`bbrkit_policy::Shadowed`).
@@ -110,6 +120,19 @@ pub struct PolicyPlan {
     pub unit: Vec<UnitFile>,
     /// Whether the root boots with systemd, and the evidence.
     pub systemd: String,
+}
+
+/// A BPF algorithm a policy names, registered by the policy's change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyRegistration {
+    /// The algorithm.
+    pub cc: String,
+    /// What happens to its registration.
+    pub registration: RegistrationStep,
+    /// The link pin that keeps it registered.
+    pub pin: String,
+    /// The verifier's answer to the trial load, or why none was needed.
+    pub verifier: String,
 }
 
 /// Attach and pin a compiled policy, then detach the one it replaces.
@@ -167,22 +190,20 @@ fn refuse(reason: String) -> HostError {
     HostError::PolicyRefused { reason }
 }
 
-/// Every algorithm the policy names is registered; else the fix.
+/// Every algorithm the policy names is registered, or one `enable`
+/// registers (bbrkit's BPF ones) or loads (a module); else refused with
+/// what this kernel offers.
 fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, HostError> {
     let needs: Vec<String> = policy.algorithms().into_iter().collect();
     let available = &snap.kernel.available_cc;
-    let Some(cc) = needs.iter().find(|c| !available.contains(c)) else {
+    let absent = |c: &&String| !available.contains(c) && !snap.provider(c).offered();
+    let Some(cc) = needs.iter().find(absent) else {
         return Ok(needs);
     };
-    let fix = if snap.provider(cc).is_bpf() {
-        format!("run `bbrkit enable --cc {cc}` first (it registers {cc})")
-    } else if snap.kernel.loadable_cc.contains(cc) {
-        format!("load its module first (modprobe tcp_{cc})")
-    } else {
-        format!("this kernel offers {}", available.join(" "))
-    };
     Err(refuse(format!(
-        "the policy names {cc}, which is not registered: {fix}"
+        "the policy names {cc}, which this host does not offer: the kernel registers {}, bbrkit's BPF algorithms are {}",
+        available.join(" "),
+        crate::algorithm::bpf_names()
     )))
 }
 
@@ -220,6 +241,74 @@ fn check_attachable(snap: &Snapshot, host: &dyn HostMut, cgroup: &Path) -> Resul
     }
 }
 
+/// Every algorithm the policy names is registered now (the boot entry
+/// point, after it registered and loaded what the policies name).
+fn check_registered(snap: &Snapshot, policy: &Policy) -> Result<(), HostError> {
+    let available = &snap.kernel.available_cc;
+    match policy
+        .algorithms()
+        .into_iter()
+        .find(|c| !available.contains(c))
+    {
+        None => Ok(()),
+        Some(cc) => Err(refuse(format!(
+            "the policy names {cc}, which is not registered ({}; see the steps above)",
+            snap.provider(&cc).words()
+        ))),
+    }
+}
+
+/// The registrations of bbrkit's BPF algorithms among `needs` that are not
+/// registered: the report part and the changes (`bpf::plan`: a name
+/// another loader holds, a missing requirement, a verifier refusal are
+/// refused before anything changes).
+fn registrations(
+    snap: &Snapshot,
+    needs: &[String],
+    host: &mut dyn HostMut,
+) -> Result<(Vec<PolicyRegistration>, Vec<Change>), HostError> {
+    let mut out = Vec::new();
+    let mut changes = Vec::new();
+    for cc in needs
+        .iter()
+        .filter(|c| !snap.kernel.available_cc.contains(c))
+    {
+        let Provider::Bpf(reg) = snap.provider(cc) else {
+            continue;
+        };
+        let (registration, verifier, change) =
+            super::bpf::plan(snap, reg, host, true).map_err(|e| match e {
+                HostError::BpfRefused { cc, reason } => refuse(format!(
+                    "the policy names {cc}, which bbrkit would register for it, but cannot: {reason}"
+                )),
+                e => e,
+            })?;
+        changes.extend(change.map(Change::BpfRegistration));
+        out.push(PolicyRegistration {
+            cc: cc.clone(),
+            registration,
+            pin: reg.pin.clone(),
+            verifier,
+        });
+    }
+    Ok((out, changes))
+}
+
+/// The algorithms the recorded policies' copies name.
+pub fn named_by_policies(snap: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = snap
+        .policy
+        .records
+        .iter()
+        .filter_map(|r| r.text.as_deref().map(|t| (r, t)))
+        .filter_map(|(r, t)| compile(&r.copy.display().to_string(), t).ok())
+        .flat_map(|(p, _)| p.algorithms())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The live pin of `dir`, if a link is pinned there.
 fn live<'a>(snap: &'a Snapshot, dir: &Path) -> Option<&'a PolicyLive> {
     let pin = snap.policy.pins.iter().find(|p| p.dir == dir)?;
@@ -245,7 +334,7 @@ pub fn plan(
     snap: &Snapshot,
     image: Option<&BeforeImage>,
     opts: &PolicyOptions,
-    host: &dyn HostMut,
+    host: &mut dyn HostMut,
     exe: &Path,
 ) -> Result<(PolicyPlan, Vec<Change>), HostError> {
     let origin = opts.file.display().to_string();
@@ -262,6 +351,7 @@ pub fn plan(
     };
     let cgroup_id = host.cgroup_id(&cgroup)?;
     check_attachable(snap, host, &cgroup)?;
+    let (registers, register_changes) = registrations(snap, &needs, host)?;
     let dirs = pin_dirs(cgroup_id);
     let present: Vec<&PathBuf> = dirs
         .iter()
@@ -318,10 +408,11 @@ pub fn plan(
             .map(|o| o.display().to_string()),
         step,
         needs,
+        registers,
         warnings: policy.shadowed().iter().map(ToString::to_string).collect(),
         compiled: bbrkit_policy::render::dry_run(&policy, &compiled),
     };
-    let mut changes = Vec::new();
+    let mut changes = register_changes;
     if step != PolicyStep::Unchanged {
         if !same_copy {
             changes.push(Change::File(WriteFile {
@@ -348,6 +439,7 @@ pub fn lines(p: &PolicyPlan, dry_run: bool) -> Vec<String> {
     let mut out: Vec<String> = p.compiled.lines().map(|l| format!("    | {l}")).collect();
     out.insert(0, format!("policy: {} (compiled):", p.file));
     out.extend(p.warnings.iter().map(|w| format!("policy: warning: {w}")));
+    out.extend(p.registers.iter().map(|r| register_line(r, would)));
     let (cg, dir) = (&p.cgroup, &p.pin_dir);
     out.push(match p.step {
         PolicyStep::Attach => format!("policy: {would}attach to cgroup {cg} (id {}) and pin at {dir}", p.cgroup_id),
@@ -377,6 +469,32 @@ pub fn lines(p: &PolicyPlan, dry_run: bool) -> Vec<String> {
     }
     out.extend(boot_unit::lines(&p.unit, dry_run));
     out
+}
+
+/// The line of a BPF algorithm the policy's change registers.
+fn register_line(r: &PolicyRegistration, would: &str) -> String {
+    let (cc, pin) = (&r.cc, &r.pin);
+    let what = match r.registration {
+        RegistrationStep::Register => {
+            format!(
+                "{would}register {cc} with a pinned link {pin} (verifier: {})",
+                r.verifier
+            )
+        }
+        RegistrationStep::Registered => format!("registered {cc} with a pinned link {pin}"),
+        RegistrationStep::Adopt => {
+            format!("{would}pin the running lab's registration of {cc} at {pin}")
+        }
+        RegistrationStep::Adopted => {
+            format!("pinned the running lab's registration of {cc} at {pin}")
+        }
+        RegistrationStep::AlreadyRegistered => {
+            format!("{cc} already registered by bbrkit's pin {pin}")
+        }
+    };
+    format!(
+        "policy: {what} for its rules; the namespace default is left as it is (rollback unregisters it, `bbrkit boot --policy` registers it at boot)"
+    )
 }
 
 /// `rollback`'s plan: detach every pin directory of each recorded cgroup.
@@ -478,7 +596,7 @@ fn reattach_one(
         .as_deref()
         .ok_or_else(|| refuse(format!("{} is missing", r.copy.display())))?;
     let (policy, compiled) = compile(&r.copy.display().to_string(), text)?;
-    check_algorithms(snap, &policy)?;
+    check_registered(snap, &policy)?;
     if r.now_id.is_none() {
         return Err(refuse(format!(
             "cgroup {cg} does not exist (yet): create it, or start the service that owns it, then run `bbrkit boot --policy` again (e.g. as the service's `ExecStartPre=+bbrkit boot --policy`); the policy is kept in {}",

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use bbrkit_policy::attached::{Counters, SockOpsProgram};
 
 use super::*;
+use crate::Host;
+use crate::algorithm::Holding;
 use crate::change::UndoMode;
 use crate::enable::{self, Options};
 use crate::host::Established;
@@ -136,14 +138,9 @@ fn refuses_what_cannot_work_before_changing_anything() {
     let before = files(&f);
     let cases = [
         (
-            "[[rule]]\ncc = \"bbr3\"\n",
-            None,
-            "--policy: the policy names bbr3, which is not registered: run `bbrkit enable --cc bbr3` first (it registers bbr3)",
-        ),
-        (
             "[[rule]]\ncc = \"vegas\"\n",
             None,
-            "--policy: the policy names vegas, which is not registered: this kernel offers reno bbr cubic",
+            "--policy: the policy names vegas, which this host does not offer: the kernel registers reno bbr cubic, bbrkit's BPF algorithms are bbr3 bbr2",
         ),
         (
             "[[rule]]\ncc = \"reno\"\n",
@@ -443,7 +440,7 @@ fn on_systemd_the_policy_unit_is_written_checked_and_rolled_back() {
         text.contains("\nExecStart=/usr/local/lib/bbrkit/bbrkit boot --policy\n"),
         "{text}"
     );
-    assert!(text.contains("After=local-fs.target systemd-sysctl.service sys-fs-bpf.mount bbrkit-bbr3.service bbrkit-bbr2.service\n"));
+    assert!(text.contains("After=local-fs.target systemd-modules-load.service systemd-sysctl.service sys-fs-bpf.mount bbrkit-bbr3.service bbrkit-bbr2.service\n"));
     assert_eq!(
         std::fs::read_link(&wants).unwrap(),
         Path::new("/etc/systemd/system/bbrkit-policy.service")
@@ -840,4 +837,70 @@ fn an_older_layout_with_the_same_maps_is_replaced() {
     let rb = rollback::run(&mut f.host, UndoMode::default()).unwrap();
     assert!(!rb.problem, "{rb:?}");
     assert_eq!((files(&f), linked(&f)), (before, vec![]));
+}
+
+/// Issue 33.6: a policy naming bbr3 registers it as part of its own change
+/// (recorded), leaves the namespace default alone, registers it again at
+/// boot, and rollback unregisters it; a verifier refusal changes nothing.
+#[test]
+fn a_policy_naming_bbr3_registers_it_without_making_it_the_default() {
+    let text = "[[rule]]\nlocal_port = [443]\ncc = \"bbr3\"\n";
+    let (mut f, _d, file) = with_policy(text);
+    let before = files(&f);
+    f.live().trial_load = Err(crate::algorithm::RegisterFailure {
+        reason: "the kernel's verifier refused BPF program x".into(),
+        verifier_log: None,
+    });
+    let e = enable::run(&mut f.host, &opts(&file, false)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--policy: the policy names bbr3, which bbrkit would register for it, but cannot: the kernel's verifier refused BPF program x"
+    );
+    assert_eq!((files(&f), linked(&f)), (before.clone(), vec![]));
+    f.live().trial_load = Ok(());
+
+    let dry = enable::run(&mut f.host, &opts(&file, true)).unwrap();
+    let lines = dry.policy_lines();
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "policy: would register bbr3 with a pinned link /sys/fs/bpf/bbrkit/bbr3/link (verifier: accepted"
+        ) && l.contains("the namespace default is left as it is")),
+        "{lines:?}"
+    );
+    assert!(f.host.live.pinned.is_empty(), "a dry run registers nothing");
+
+    let r = enable::run(&mut f.host, &opts(&file, false)).unwrap();
+    let reg = &r.policy.unwrap().registers;
+    assert_eq!(
+        (reg[0].cc.as_str(), reg[0].registration),
+        ("bbr3", RegistrationStep::Registered)
+    );
+    assert_eq!(f.host.live.pinned, ["bbr3"]);
+    assert_eq!(f.host.sysctl(crate::KEY_CC).as_deref(), Some("cubic"));
+    let img = image::load(f.root()).unwrap().unwrap();
+    assert!(img.changes.contains(&Recorded::BpfRegistration {
+        cc: "bbr3".into(),
+        pinned_before: vec![]
+    }));
+    assert!(verify::run(&f.host, None).unwrap().ok);
+
+    // A reboot: no pins, bbr3 gone. `boot --policy` registers it first.
+    f.live().register("bbr3", Holding::None);
+    f.host.live.policy_pins.clear();
+    let b = crate::boot::run_policy(&mut f.host).unwrap();
+    assert!(b.ok, "{b:?}");
+    assert!(
+        b.steps[0].starts_with("bbr3: registered, link pinned at"),
+        "{b:?}"
+    );
+    assert_eq!((f.host.live.pinned.len(), linked(&f).len()), (1, 1));
+    assert_eq!(f.host.sysctl(crate::KEY_CC).as_deref(), Some("cubic"));
+
+    let rb = rollback::run(&mut f.host, UndoMode::default()).unwrap();
+    assert!(!rb.problem, "{rb:?}");
+    assert_eq!(rb.bpf[0].action, ActionKind::Unregistered);
+    assert_eq!((files(&f), linked(&f)), (before, vec![]), "nothing left");
+    assert!(f.host.live.pinned.is_empty());
+    assert!(!f.host.available_cc().contains(&"bbr3".to_string()));
+    assert_eq!(f.host.sysctl(crate::KEY_CC).as_deref(), Some("cubic"));
 }

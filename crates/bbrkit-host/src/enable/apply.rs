@@ -68,8 +68,19 @@ fn fold(report: &mut EnableReport, applied: Applied) {
                 p.step = step;
             }
         }
+        Applied::Loaded => {}
+        Applied::Retired(cc, done, failed) => {
+            report.problem |= failed;
+            for r in report.retire.iter_mut().filter(|r| r.cc == cc) {
+                r.done.clone_from(&done);
+            }
+        }
         Applied::Registered(r) => {
-            if let Some(b) = &mut report.bpf {
+            if let Some(b) = report.bpf.as_mut().filter(|b| b.cc == r.1) {
+                b.registration = r.0;
+            }
+            let policy = report.policy.iter_mut().flat_map(|p| &mut p.registers);
+            for b in policy.filter(|b| b.cc == r.1) {
                 b.registration = r.0;
             }
         }

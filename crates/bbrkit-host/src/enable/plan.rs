@@ -11,7 +11,7 @@ use crate::change::qdisc::{InterfaceVerb, Interfaces, RecreateQdiscs};
 use crate::change::sysctl::{
     self, Direction, KeyResult, RuntimeStatus, SetSysctl, Setting, TUNING,
 };
-use crate::change::{Change, boot_unit, bpf, policy};
+use crate::change::{Change, boot_unit, bpf, modules, policy};
 use crate::host::{HostMut, KeyAccess};
 use crate::image::{BeforeImage, Present};
 use crate::kernel::Provision;
@@ -102,6 +102,15 @@ pub fn plan(
     let mut changes: Vec<Change> = Vec::new();
     let (bpf, bpf_changes) = bpf.map_or((None, Vec::new()), |(p, c)| (Some(p), c));
     changes.extend(bpf_changes);
+    let (modules, module_changes) =
+        modules::plan(snap, std::slice::from_ref(&opts.cc), !opts.no_apply)?;
+    changes.extend(module_changes);
+    let (retire, retire_changes) = if opts.no_apply {
+        (Vec::new(), Vec::new())
+    } else {
+        bpf::retire(snap, image, &opts.cc, &policy::named_by_policies(snap))
+    };
+    changes.extend(retire_changes);
     if file_changed {
         changes.push(Change::File(WriteFile {
             path: file.clone(),
@@ -149,6 +158,8 @@ pub fn plan(
         problem: blocked,
         bpf,
         policy: None,
+        modules,
+        retire,
     };
     if blocked || opts.dry_run || !changed {
         return Ok(Plan {
@@ -187,7 +198,9 @@ fn plan_policy(
     if !opts.dry_run {
         check_writable(&root.state_dir())?;
     }
-    let (part, changes) = policy::plan(snap, image, popts, host, exe)?;
+    let (part, mut changes) = policy::plan(snap, image, popts, host, exe)?;
+    let (modules, module_changes) = modules::plan(snap, &part.needs, !opts.no_apply)?;
+    changes.extend(module_changes);
     let edited = edits(root, image, &changes)?;
     let blocked = !edited.is_empty();
     let changed = !changes.is_empty() && !blocked;
@@ -207,6 +220,8 @@ fn plan_policy(
         problem: blocked,
         bpf: None,
         policy: Some(part),
+        modules,
+        retire: Vec::new(),
     };
     if blocked || opts.dry_run || !changed {
         return Ok(Plan {

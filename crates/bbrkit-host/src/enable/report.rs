@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 pub use crate::change::boot_unit::{UnitFile, UnitFileAction};
-pub use crate::change::bpf::{BpfPlan, RegistrationStep};
+pub use crate::change::bpf::{BpfPlan, RegistrationStep, Retiring};
 pub use crate::change::file::Edit;
+pub use crate::change::modules::ModulesPlan;
 pub use crate::change::persist::BootWinner;
-pub use crate::change::policy::{PolicyOptions, PolicyPlan, PolicyStep};
+pub use crate::change::policy::{PolicyOptions, PolicyPlan, PolicyRegistration, PolicyStep};
 pub use crate::change::qdisc::{InterfaceAction, InterfaceVerb};
 pub use crate::change::sysctl::{KeyResult, RuntimeStatus, TUNING};
 
@@ -104,6 +105,13 @@ pub struct EnableReport {
     /// The policy part (`--policy`): compiled rules, cgroup, pins; `null`
     /// otherwise.
     pub policy: Option<PolicyPlan>,
+    /// The kernel modules of the algorithms relied on (`--cc bbr` or a
+    /// policy naming `bbr` where `tcp_bbr` is a module): bbrkit's
+    /// modules-load.d file and the loads; `null` when none is a module.
+    pub modules: Option<ModulesPlan>,
+    /// bbrkit's BPF algorithms registered for an earlier default that this
+    /// one replaces: unregistered, their boot units removed (issue 33.9).
+    pub retire: Vec<Retiring>,
 }
 
 impl EnableReport {
@@ -119,6 +127,19 @@ impl EnableReport {
         self.bpf
             .as_ref()
             .map(|b| crate::change::bpf::lines(b, self.dry_run))
+            .unwrap_or_default()
+    }
+
+    /// The human lines of what is retired.
+    pub fn retire_lines(&self) -> Vec<String> {
+        crate::change::bpf::retire_lines(&self.retire, self.dry_run)
+    }
+
+    /// The human lines of the modules part.
+    pub fn modules_lines(&self) -> Vec<String> {
+        self.modules
+            .as_ref()
+            .map(|m| crate::change::modules::lines(m, self.dry_run))
             .unwrap_or_default()
     }
 

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::algorithm::Holding;
-use crate::change::Change;
+use crate::change::{Change, UndoMode};
 use crate::image::{Prior, Recorded};
 use crate::testing::{DEBIAN, Fixture, SYSTEMD};
-use crate::{Host, KEY_CC};
+use crate::{Host, KEY_CC, rollback, verify};
 
 fn opts(cc: &str) -> Options {
     Options {
@@ -493,6 +493,9 @@ fn the_plan_records_every_change_before_making_it() {
             Change::Sysctl(_) => "sysctl",
             Change::Qdiscs(_) => "qdiscs",
             Change::Policy(_) => "policy",
+            Change::LoadModule(_) => "load",
+            Change::Retire(_) => "retire",
+            Change::Remove(_) => "remove",
         })
         .collect();
     assert_eq!(
@@ -509,4 +512,104 @@ fn the_plan_records_every_change_before_making_it() {
         "planning wrote"
     );
     assert!(f.host.live.pinned.is_empty(), "planning registered");
+}
+
+/// Issue 33.9: `enable --cc bbr2` after `enable --cc bbr3` unregisters
+/// bbr3 and removes its boot unit (bbrkit registered both for the earlier
+/// default); rollback still restores the state before bbrkit. A policy
+/// naming bbr3 keeps it.
+#[test]
+fn switching_bbr3_to_bbr2_retires_bbr3_and_its_unit() {
+    let mut f = bbr3_host(Holding::None);
+    let before: Vec<_> = walk(f.root().base());
+    let o = |cc: &str, dry_run| Options {
+        exe: Some(PathBuf::from("/proc/self/exe")),
+        dry_run,
+        ..opts(cc)
+    };
+    enable(&mut f, &o("bbr3", false));
+    let unit3 = f.root().path("etc/systemd/system/bbrkit-bbr3.service");
+    let wants3 = f
+        .root()
+        .path("etc/systemd/system/sysinit.target.wants/bbrkit-bbr3.service");
+    assert!(unit3.exists() && f.host.live.pinned == ["bbr3"]);
+
+    let dry = enable(&mut f, &o("bbr2", true));
+    assert_eq!(dry.retire.len(), 1);
+    let line = &dry.retire_lines()[0];
+    assert!(
+        line.starts_with("bpf: would unregister bbr3 (remove pin /sys/fs/bpf/bbrkit/bbr3/link) and remove its boot unit ")
+            && line.ends_with("bbrkit registered it for an earlier default, which this one replaces (rollback restores the state before bbrkit)"),
+        "{line}"
+    );
+    assert!(
+        f.host.live.pinned == ["bbr3"] && unit3.exists(),
+        "a dry run changes nothing"
+    );
+
+    let r = enable(&mut f, &o("bbr2", false));
+    assert!(!r.problem, "{r:?}");
+    assert!(
+        r.retire[0]
+            .done
+            .starts_with("unregistered (pin /sys/fs/bpf/bbrkit/bbr3/link removed"),
+        "{:?}",
+        r.retire
+    );
+    assert_eq!(f.host.live.pinned, ["bbr2"]);
+    assert!(!f.host.available_cc().contains(&"bbr3".to_string()));
+    assert!(
+        std::fs::symlink_metadata(&unit3).is_err() && std::fs::symlink_metadata(&wants3).is_err()
+    );
+    assert!(
+        f.root()
+            .path("etc/systemd/system/bbrkit-bbr2.service")
+            .exists()
+    );
+    assert_eq!(f.host.sysctl(KEY_CC).as_deref(), Some("bbr2"));
+    assert!(verify::run(&f.host, None).unwrap().ok);
+
+    let rb = rollback::run(&mut f.host, UndoMode::default()).unwrap();
+    assert!(!rb.problem, "{rb:?}");
+    assert!(f.host.live.pinned.is_empty());
+    assert_eq!(walk(f.root().base()), before, "files as before bbrkit");
+    assert_eq!(f.host.sysctl(KEY_CC).as_deref(), Some("cubic"));
+}
+
+/// A policy naming bbr3 keeps it registered across a switch of the default.
+#[test]
+fn a_policy_naming_the_old_algorithm_keeps_it() {
+    let mut f = bbr3_host(Holding::None);
+    let o = |cc: &str| Options {
+        exe: Some(PathBuf::from("/proc/self/exe")),
+        ..opts(cc)
+    };
+    enable(&mut f, &o("bbr3"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(&file, "[[rule]]\nlocal_port = [443]\ncc = \"bbr3\"\n").unwrap();
+    let p = Options {
+        policy: Some(PolicyOptions { file, cgroup: None }),
+        ..o("bbr3")
+    };
+    enable(&mut f, &p);
+    let r = enable(&mut f, &o("bbr2"));
+    assert!(r.retire.is_empty(), "{:?}", r.retire);
+    assert!(f.host.live.pinned.contains(&"bbr3".to_string()));
+}
+
+fn walk(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p.clone());
+            }
+            out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
 }

@@ -188,6 +188,21 @@ impl HostMut for LinuxHost {
         qdisc::recreate_root(ifindex)
     }
 
+    fn load_cc_module(&mut self, cc: &str) -> Result<(), HostError> {
+        let err = |reason: String| HostError::ModuleLoad {
+            module: format!("tcp_{cc}"),
+            reason,
+        };
+        match bbrkit_diag::algorithms::usable(cc) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(err(format!(
+                "choosing {cc} on a socket did not register it ({} does not list it; the module is missing from modules.dep, or this process lacks CAP_NET_ADMIN)",
+                bbrkit_diag::algorithms::AVAILABLE
+            ))),
+            Err(e) => Err(err(bbrkit_diag::error_chain(&e))),
+        }
+    }
+
     fn trial_load_bpf(&mut self, cc: &str) -> Result<(), RegisterFailure> {
         bpf::trial_load(cc)
     }

@@ -248,6 +248,20 @@ impl MemoryHost {
     pub fn new(root: Root, live: Live) -> MemoryHost {
         MemoryHost { root, live }
     }
+
+    /// The root's module tree of this kernel has `tcp_<cc>.ko*` (what
+    /// `crate::kernel` lists as loadable).
+    fn module_on_disk(&self, cc: &str) -> bool {
+        let release = self.sysctl("kernel.osrelease").unwrap_or_default();
+        let dir = self
+            .root
+            .path(format!("lib/modules/{release}/kernel/net/ipv4"));
+        let want = format!("tcp_{cc}.ko");
+        std::fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&want))
+        })
+    }
 }
 
 fn err(step: &'static str, text: &str) -> HostError {
@@ -375,7 +389,11 @@ impl HostMut for MemoryHost {
             KeyAccess::Writable => {}
         }
         if key == KEY_CC && !self.live.available_cc.iter().any(|c| c == value) {
-            return Err(WriteError::ValueUnknown);
+            // The kernel autoloads a module the (privileged) writer names.
+            if !self.module_on_disk(value) {
+                return Err(WriteError::ValueUnknown);
+            }
+            self.live.available_cc.push(value.into());
         }
         if key == KEY_CC && !initial && !self.live.allowed_cc.iter().any(|c| c == value) {
             return Err(WriteError::NotPermitted);
@@ -401,6 +419,20 @@ impl HostMut for MemoryHost {
         } else {
             i.root = default;
         }
+        Ok(())
+    }
+
+    fn load_cc_module(&mut self, cc: &str) -> Result<(), HostError> {
+        if self.live.available_cc.iter().any(|c| c == cc) {
+            return Ok(());
+        }
+        if !self.module_on_disk(cc) {
+            return Err(HostError::ModuleLoad {
+                module: format!("tcp_{cc}"),
+                reason: "not in this root's module tree".into(),
+            });
+        }
+        self.live.available_cc.push(cc.into());
         Ok(())
     }
 

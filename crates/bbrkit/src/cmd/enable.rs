@@ -98,7 +98,9 @@ pub fn run(args: Args, global: Global) -> anyhow::Result<Outcome> {
 /// The human lines of `enable --policy`: the compiled rules, the plan, the
 /// outcome.
 fn render_policy(r: &EnableReport) -> String {
-    let mut out: String = r.policy_lines().iter().map(|l| format!("{l}\n")).collect();
+    let mut lines = r.policy_lines();
+    lines.extend(r.modules_lines());
+    let mut out: String = lines.iter().map(|l| format!("{l}\n")).collect();
     for e in &r.edited {
         let _ = writeln!(
             out,
@@ -142,7 +144,8 @@ fn render(r: &EnableReport) -> String {
             }
         );
     }
-    for l in r.bpf_lines() {
+    let extra = r.modules_lines().into_iter().chain(r.retire_lines());
+    for l in r.bpf_lines().into_iter().chain(extra) {
         let _ = writeln!(out, "{l}");
     }
     for n in &r.notes {
