@@ -918,3 +918,54 @@ fn a_policy_naming_bbr3_registers_it_without_changing_the_default() {
         assert_eq!(common::sysctl_get(common::CC), default);
     });
 }
+
+/// Issue 33: a cgroup removed while its policy is attached (the service's
+/// unit stopped, a container gone). The kernel detaches a removed cgroup's
+/// programs but the pinned link and maps outlive it; `rollback` must still
+/// exit 0 and leave no pin under the private bpffs, no program on any
+/// cgroup around it, and the files byte for byte.
+#[test]
+#[ignore = "needs root"]
+fn rollback_after_the_cgroup_was_removed_leaves_nothing() {
+    in_sandbox(|sb| {
+        let (_, other) = default_and_other();
+        let files = tempfile::tempdir().unwrap();
+        let f = policy(files.path(), "p.toml", other);
+        let cg = sb.cgroup.join("gone");
+        std::fs::create_dir(&cg).unwrap();
+        let r = sb.root();
+        let before = snapshot(sb.root.path());
+        ok(&[
+            "enable",
+            "--policy",
+            f.to_str().unwrap(),
+            "--cgroup",
+            cg.to_str().unwrap(),
+            "--root",
+            r,
+        ]);
+        assert!(
+            cgroup::sock_ops_programs(&cg, false)
+                .unwrap()
+                .iter()
+                .any(|p| p.ours),
+            "attached"
+        );
+        // No process ever joined `cg` (the test joins it only to create
+        // sockets, and created none): it can be removed at once.
+        std::fs::remove_dir(&cg).unwrap();
+        assert!(Path::new(sockops::PIN_ROOT).exists(), "the pins outlive it");
+
+        let o = run(&["rollback", "--root", r], &[]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(!Path::new(sockops::PIN_ROOT).exists(), "no pin left");
+        assert!(
+            cgroup::sock_ops_programs(&sb.cgroup, true)
+                .unwrap()
+                .iter()
+                .all(|p| !p.ours),
+            "no program of ours on the parent"
+        );
+        assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
+    });
+}

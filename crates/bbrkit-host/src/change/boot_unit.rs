@@ -71,6 +71,18 @@ pub fn lines(files: &[UnitFile], dry_run: bool) -> Vec<String> {
         .collect()
 }
 
+/// Where an operator without systemd runs `cmd` at every boot (issue 33:
+/// "a documented command the operator's own boot hook runs"): OpenRC runs
+/// the executable `*.start` files of /etc/local.d from its `local` service
+/// (late in the `default` runlevel, after `sysctl`); sysvinit's rc.local
+/// runs at the end of the multi-user runlevels. docs/policy.md and
+/// docs/host.md, "Without systemd".
+pub fn boot_hook(cmd: &str) -> String {
+    format!(
+        "run `{cmd}` at every boot: OpenRC: a line in /etc/local.d/bbrkit.start (chmod +x) and `rc-update add local default`; sysvinit: a line in /etc/rc.local (before its `exit 0`)"
+    )
+}
+
 /// The evidence that the root boots with systemd, or the refusal: without
 /// systemd nothing would register `cc` after a reboot.
 pub fn require_systemd(snap: &Snapshot, cc: &str) -> Result<String, HostError> {
@@ -81,7 +93,8 @@ pub fn require_systemd(snap: &Snapshot, cc: &str) -> Result<String, HostError> {
     Err(HostError::BpfRefused {
         cc: cc.into(),
         reason: format!(
-            "{why}: bbrkit keeps {cc} across reboots with a systemd unit; without systemd run `bbrkit boot --cc {cc}` from the init system after the sysctl files (docs/host.md)"
+            "{why}: bbrkit keeps {cc} across reboots with a systemd unit; without systemd {} (docs/host.md)",
+            boot_hook(&format!("bbrkit boot --cc {cc}"))
         ),
     })
 }
@@ -378,8 +391,10 @@ fn default_without_unit(snap: &Snapshot) -> Vec<Finding> {
             )
         } else {
             format!(
-                "this host does not boot with systemd: run `bbrkit boot --cc {cc}` from its init system after the sysctl files are applied (docs/host.md), or change {}:{}",
-                w.file, w.line
+                "this host does not boot with systemd: {} (docs/host.md), or change {}:{}",
+                boot_hook(&format!("bbrkit boot --cc {cc}")),
+                w.file,
+                w.line
             )
         };
         out.push(Finding::new(

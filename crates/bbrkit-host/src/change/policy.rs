@@ -463,8 +463,9 @@ pub fn lines(p: &PolicyPlan, dry_run: bool) -> Vec<String> {
     ));
     if p.unit.is_empty() {
         out.push(format!(
-            "policy: no boot unit: {}; run `bbrkit boot --policy` from its init system at boot",
-            p.systemd
+            "policy: no boot unit: {}; {} (docs/policy.md)",
+            p.systemd,
+            boot_unit::boot_hook("bbrkit boot --policy")
         ));
     }
     out.extend(boot_unit::lines(&p.unit, dry_run));

@@ -500,7 +500,7 @@ fn without_systemd_the_report_says_to_run_boot_policy() {
     assert!(
         last.starts_with("policy: no boot unit: ")
             && last.ends_with(
-                "(not booted with systemd); run `bbrkit boot --policy` from its init system at boot"
+                "(not booted with systemd); run `bbrkit boot --policy` at every boot: OpenRC: a line in /etc/local.d/bbrkit.start (chmod +x) and `rc-update add local default`; sysvinit: a line in /etc/rc.local (before its `exit 0`) (docs/policy.md)"
             ),
         "{last}"
     );

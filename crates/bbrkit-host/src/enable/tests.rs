@@ -358,7 +358,10 @@ fn bbr3_is_refused_without_systemd_or_a_requirement() {
     let mut f = Fixture::new(DEBIAN);
     let e = plan_of(&mut f, &opts("bbr3")).unwrap_err().to_string();
     assert!(
-        e.contains("run/systemd/system does not exist (not booted with systemd)"),
+        e.contains("run/systemd/system does not exist (not booted with systemd)")
+            && e.ends_with(
+                "without systemd run `bbrkit boot --cc bbr3` at every boot: OpenRC: a line in /etc/local.d/bbrkit.start (chmod +x) and `rc-update add local default`; sysvinit: a line in /etc/rc.local (before its `exit 0`) (docs/host.md)"
+            ),
         "{e}"
     );
     let mut f = bbr3_host(Holding::None);
