@@ -343,7 +343,7 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
             (
                 &unknown,
                 cg,
-                "--policy: the policy names nosuchcc, which this host does not offer: the kernel registers",
+                "rule 1 (line 1): cc: the policy names nosuchcc, which this host does not offer: the kernel registers",
             ),
             (
                 &good,

@@ -193,7 +193,11 @@ fn refuse(reason: String) -> HostError {
 /// Every algorithm the policy names is registered, or one `enable`
 /// registers (bbrkit's BPF ones) or loads (a module); else refused with
 /// what this kernel offers.
-fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, HostError> {
+fn check_algorithms(
+    snap: &Snapshot,
+    origin: &str,
+    policy: &Policy,
+) -> Result<Vec<String>, HostError> {
     let needs: Vec<String> = policy.algorithms().into_iter().collect();
     let available = &snap.kernel.available_cc;
     let absent = |c: &&String| !available.contains(c) && !snap.provider(c).offered();
@@ -201,10 +205,27 @@ fn check_algorithms(snap: &Snapshot, policy: &Policy) -> Result<Vec<String>, Hos
         return Ok(needs);
     };
     Err(refuse(format!(
-        "the policy names {cc}, which this host does not offer: the kernel registers {}, bbrkit's BPF algorithms are {}",
+        "{}the policy names {cc}, which this host does not offer: the kernel registers {}, bbrkit's BPF algorithms are {}",
+        where_named(origin, policy, cc),
         available.join(" "),
         crate::algorithm::bpf_names()
     )))
+}
+
+/// `FILE: rule N (line L): cc: ` of the first rule naming `cc`, in the
+/// form the file's own errors take (bbrkit-policy `file.rs`).
+fn where_named(origin: &str, policy: &Policy, cc: &str) -> String {
+    let first = policy
+        .rules()
+        .iter()
+        .position(|r| r.arms().iter().any(|a| a.cc == cc));
+    match first {
+        Some(i) => match policy.line(i) {
+            Some(line) => format!("{origin}: rule {} (line {line}): cc: ", i + 1),
+            None => format!("{origin}: rule {}: cc: ", i + 1),
+        },
+        None => format!("{origin}: "),
+    }
 }
 
 /// What attaching and pinning needs, checked before anything is written
@@ -340,7 +361,7 @@ pub fn plan(
     let origin = opts.file.display().to_string();
     let bytes = std::fs::read(&opts.file).map_err(|e| HostError::io(&opts.file, e))?;
     let (policy, compiled) = compile(&origin, &bytes)?;
-    let needs = check_algorithms(snap, &policy)?;
+    let needs = check_algorithms(snap, &origin, &policy)?;
     let cgroup = match (&opts.cgroup, &snap.cgroup2) {
         (Some(c), _) => c.clone(),
         (None, Some(m)) => m.clone(),

@@ -140,7 +140,7 @@ fn refuses_what_cannot_work_before_changing_anything() {
         (
             "[[rule]]\ncc = \"vegas\"\n",
             None,
-            "--policy: the policy names vegas, which this host does not offer: the kernel registers reno bbr cubic, bbrkit's BPF algorithms are bbr3 bbr2",
+            "rule 1 (line 1): cc: the policy names vegas, which this host does not offer: the kernel registers reno bbr cubic, bbrkit's BPF algorithms are bbr3 bbr2",
         ),
         (
             "[[rule]]\ncc = \"reno\"\n",
