@@ -969,3 +969,59 @@ fn rollback_after_the_cgroup_was_removed_leaves_nothing() {
         assert_eq!(snapshot(sb.root.path()), before, "files byte for byte");
     });
 }
+
+/// Issue 33 item 8 on the real host: a rule that can never match (rule 1
+/// has no match keys) is warned at `--dry-run` with its line and the
+/// covering rule's, in the table and in `--json`'s `warnings`, and the
+/// dry run changes nothing.
+#[test]
+#[ignore = "needs root"]
+fn a_rule_an_earlier_one_covers_is_warned_at_dry_run_with_its_line() {
+    in_sandbox(|sb| {
+        let files = tempfile::tempdir().unwrap();
+        let f = files.path().join("shadow.toml");
+        std::fs::write(
+            &f,
+            "[[rule]]\ncc = \"cubic\"\n\n[[rule]]\nname = \"web\"\nlocal_port = [443]\ncc = \"reno\"\n",
+        )
+        .unwrap();
+        let cg = sb.cgroup.to_str().unwrap();
+        let (f, r) = (f.to_str().unwrap(), sb.root());
+        let before = snapshot(sb.root.path());
+        let want = "rule 2 (line 4) \"web\" can never match: rule 1 (line 1)";
+        let out = ok(&[
+            "enable",
+            "--policy",
+            f,
+            "--cgroup",
+            cg,
+            "--root",
+            r,
+            "--dry-run",
+        ]);
+        assert!(out.contains(&format!("policy: warning: {want}")), "{out}");
+        let json = ok(&[
+            "enable",
+            "--policy",
+            f,
+            "--cgroup",
+            cg,
+            "--root",
+            r,
+            "--dry-run",
+            "--json",
+        ]);
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let warnings = doc["policy"]["warnings"].as_array().unwrap();
+        assert!(
+            warnings.len() == 1 && warnings[0].as_str().unwrap().starts_with(want),
+            "{warnings:?}"
+        );
+        assert_eq!(
+            snapshot(sb.root.path()),
+            before,
+            "a dry run changes nothing"
+        );
+        assert_eq!(sb.programs(), 0);
+    });
+}
